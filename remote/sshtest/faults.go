@@ -1,0 +1,185 @@
+package sshtest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path"
+	"sync"
+	"time"
+
+	gliderssh "github.com/gliderlabs/ssh"
+)
+
+// faults holds the failures a test asked a server to inject. Each counter
+// is consumed as the matching event happens.
+type faults struct {
+	mu          sync.Mutex
+	dials       int // TCP connections accepted, refused ones included
+	refuseDials int
+	acceptDelay time.Duration
+	rejectAuth  int
+	dropIn      int // drop the connection during the dropIn-th exec from now; 0: never
+	programs    []programFault
+}
+
+type programFault struct {
+	name   string
+	times  int
+	hang   bool
+	code   int
+	stderr string
+}
+
+// RefuseDials makes the next n TCP connections fail the way they do while a
+// VM boots: the server resets them before the SSH handshake.
+func (s *Server) RefuseDials(n int) {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	s.faults.refuseDials = n
+}
+
+// DelayAccept makes the server wait d after accepting each connection
+// before it starts the SSH handshake, like a host under load.
+func (s *Server) DelayAccept(d time.Duration) {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	s.faults.acceptDelay = d
+}
+
+// RejectAuth makes the next n authentication attempts fail whatever the
+// credentials, like a VM whose cloud-init has not installed the user's key
+// or password yet.
+func (s *Server) RejectAuth(n int) {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	s.faults.rejectAuth = n
+}
+
+// DropConnectionDuring makes the server drop the whole SSH connection while
+// it runs the n-th exec request from now (n >= 1): the command runs to
+// completion, then the TCP connection is closed instead of the exit status
+// being sent, so the client cannot know whether it succeeded.
+func (s *Server) DropConnectionDuring(n int) {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	s.faults.dropIn = n
+}
+
+// FailProgram makes the next `times` runs of the program with base name
+// `name` print stderr and exit with code instead of running.
+func (s *Server) FailProgram(name string, times, code int, stderr string) {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	s.faults.programs = append(s.faults.programs, programFault{name: name, times: times, code: code, stderr: stderr})
+}
+
+// HangProgram makes the next `times` runs of the program with base name
+// `name` block until the command is cancelled (signal, session closed,
+// connection dropped, timeout); they then exit with 143 as SIGTERM would.
+func (s *Server) HangProgram(name string, times int) {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	s.faults.programs = append(s.faults.programs, programFault{name: name, times: times, hang: true})
+}
+
+// Dials returns how many TCP connections the server has accepted, refused
+// ones included.
+func (s *Server) Dials() int {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	return s.faults.dials
+}
+
+func (f *faults) takeRefusal() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dials++
+	if f.refuseDials > 0 {
+		f.refuseDials--
+		return true
+	}
+	return false
+}
+
+func (f *faults) takeAuthRejection() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.rejectAuth > 0 {
+		f.rejectAuth--
+		return true
+	}
+	return false
+}
+
+func (f *faults) takeDrop() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dropIn == 0 {
+		return false
+	}
+	f.dropIn--
+	return f.dropIn == 0
+}
+
+func (f *faults) delay() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.acceptDelay
+}
+
+// programFault applies a pending fault for p's program, if any.
+func (f *faults) programFault(ctx context.Context, p *Process) (int, bool) {
+	f.mu.Lock()
+	var hit *programFault
+	for i := range f.programs {
+		pf := &f.programs[i]
+		if pf.times > 0 && pf.name == path.Base(p.Args[0]) {
+			pf.times--
+			copied := *pf
+			hit = &copied
+			break
+		}
+	}
+	f.mu.Unlock()
+	switch {
+	case hit == nil:
+		return 0, false
+	case hit.hang:
+		<-ctx.Done()
+		return 143, true
+	default:
+		fmt.Fprint(p.Stderr, hit.stderr)
+		return hit.code, true
+	}
+}
+
+// faultListener refuses connections while RefuseDials has some left.
+type faultListener struct {
+	net.Listener
+	s *Server
+}
+
+func (l *faultListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if !l.s.faults.takeRefusal() {
+			return c, nil
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.SetLinger(0) // reset, not a clean close
+		}
+		c.Close()
+	}
+}
+
+// onConn applies the accept delay before the handshake.
+func (s *Server) onConn(_ gliderssh.Context, c net.Conn) net.Conn {
+	if d := s.faults.delay(); d > 0 {
+		time.Sleep(d)
+	}
+	return c
+}
