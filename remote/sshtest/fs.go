@@ -487,7 +487,7 @@ func (u *UserFS) mkdir(name string, perm fs.FileMode) error {
 	case !u.can(r.parent, accessWrite|accessExec):
 		return pathErr("mkdir", name, syscall.EACCES)
 	}
-	mode := fs.ModeDir | (perm & (fs.ModePerm | fs.ModeSticky | fs.ModeSetgid)) &^ u.umask
+	mode := fs.ModeDir | (perm&(fs.ModePerm|fs.ModeSticky|fs.ModeSetgid))&^u.umask
 	now := u.fs.now()
 	r.parent.entries[r.name] = &inode{mode: mode, uid: u.cred.UID, gid: u.cred.GID, entries: map[string]*inode{}, mtime: now}
 	r.parent.mtime = now

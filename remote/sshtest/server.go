@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	gliderssh "github.com/gliderlabs/ssh"
-	"mvdan.cc/sh/v3/interp"
 	"golang.org/x/crypto/ssh"
+	"mvdan.cc/sh/v3/interp"
 )
 
 // SudoPolicy says what sudo lets a user do. It is written to
