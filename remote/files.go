@@ -1,0 +1,323 @@
+package remote
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/pkg/sftp"
+)
+
+// sftpConcurrency is the number of write requests in flight per upload;
+// with 32 KiB packets that is 2 MiB of buffers, whatever the file's size.
+const sftpConcurrency = 64
+
+// sftpClient returns the connection's SFTP client, starting it on first use.
+func (h *SSHHost) sftpClient(ctx context.Context) (*conn, *sftp.Client, error) {
+	c, err := h.conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.sftpMu.Lock()
+	defer c.sftpMu.Unlock()
+	if c.sftp != nil {
+		return c, c.sftp, nil
+	}
+	client, err := sftp.NewClient(c.client,
+		sftp.UseConcurrentWrites(true),
+		sftp.MaxConcurrentRequestsPerFile(sftpConcurrency),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: starting sftp: %w", h.name, err)
+	}
+	home, err := client.Getwd()
+	if err != nil {
+		client.Close()
+		return nil, nil, fmt.Errorf("%s: sftp: %w", h.name, err)
+	}
+	c.sftp, c.home = client, home
+	return c, client, nil
+}
+
+// remoteFile is what the probe found at a path.
+type remoteFile struct {
+	exists bool
+	mode   fs.FileMode
+	owner  string
+	group  string
+	sum    string // hex SHA-256
+}
+
+// probeScript prints "absent", or the mode, owner, group and SHA-256 of the
+// file named by $1. It fails for anything but a regular file (or a link to
+// one).
+const probeScript = `set -eu
+if [ ! -e "$1" ] && [ ! -L "$1" ]; then echo absent; exit 0; fi
+if [ ! -f "$1" ]; then echo "$1: not a regular file" >&2; exit 1; fi
+stat -L -c '%a %U %G' -- "$1"
+sha256sum < "$1"`
+
+func (h *SSHHost) probe(ctx context.Context, file string, sudo bool) (remoteFile, error) {
+	out, err := h.Run(ctx, Cmd{Args: []string{"sh", "-c", probeScript, "mgmtkit-probe", file}, Sudo: sudo, Idempotent: true})
+	if err != nil {
+		return remoteFile{}, err
+	}
+	lines := strings.Split(out.String(), "\n")
+	if len(lines) == 1 && lines[0] == "absent" {
+		return remoteFile{}, nil
+	}
+	if len(lines) != 2 {
+		return remoteFile{}, fmt.Errorf("%s: unexpected probe output for %s: %q", h.name, file, out.String())
+	}
+	attrs := strings.Fields(lines[0])
+	sum, _, _ := strings.Cut(lines[1], " ")
+	if len(attrs) != 3 || len(sum) != 64 {
+		return remoteFile{}, fmt.Errorf("%s: unexpected probe output for %s: %q", h.name, file, out.String())
+	}
+	mode, err := strconv.ParseUint(attrs[0], 8, 32)
+	if err != nil {
+		return remoteFile{}, fmt.Errorf("%s: unexpected mode %q of %s", h.name, attrs[0], file)
+	}
+	return remoteFile{exists: true, mode: fs.FileMode(mode) & fs.ModePerm, owner: attrs[1], group: attrs[2], sum: sum}, nil
+}
+
+// commitScript moves a verified staged file into place. Arguments: staged
+// file, destination, expected SHA-256, mode (octal), owner, group.
+//
+// When the staged file is not in the destination's directory, it is first
+// copied to a temporary file there, so that the final step is a rename
+// within one directory: readers see the old file or the new one, never a
+// part. The copy is verified against the expected checksum before the
+// rename; the staged file is removed whatever happens.
+const commitScript = `set -eu
+src=$1 dst=$2 sum=$3 mode=$4 owner=$5 group=$6
+dir=${dst%/*}
+[ -n "$dir" ] || dir=/
+trap 'rm -f -- "$src"' EXIT
+mkdir -p -- "$dir"
+if [ "${src%/*}" = "$dir" ]; then
+  tmp=$src
+else
+  tmp=$(mktemp -p "$dir" ".${dst##*/}.mgmtkit-XXXXXX")
+  trap 'rm -f -- "$src" "$tmp"' EXIT
+  cat -- "$src" > "$tmp"
+fi
+if [ "$(sha256sum < "$tmp")" != "$sum  -" ]; then
+  echo "checksum mismatch after transfer of $dst" >&2
+  exit 65
+fi
+if [ -n "$owner$group" ]; then chown -- "$owner:$group" "$tmp"; fi
+chmod -- "$mode" "$tmp"
+mv -f -- "$tmp" "$dst"`
+
+// WriteFile writes content to path atomically. See [Host].
+//
+// The content is hashed first when it is seekable (an *os.File, a
+// *bytes.Reader, most fs.File values), so an unchanged file costs one
+// command and no transfer. Otherwise it is streamed to a staging file and
+// compared there. Root-owned destinations (Sudo) are staged in the login
+// user's home directory over SFTP and moved into place by one command run
+// through sudo.
+func (h *SSHHost) WriteFile(ctx context.Context, file string, content io.Reader, opts FileOptions) (bool, error) {
+	if err := checkPath(file); err != nil {
+		return false, err
+	}
+	if !opts.Sudo && (opts.Owner != "" && opts.Owner != h.cfg.User) {
+		return false, fmt.Errorf("%s: writing %s owned by %s needs FileOptions.Sudo", h.name, file, opts.Owner)
+	}
+	var want string // known checksum of content, if seekable
+	if s, ok := content.(io.Seeker); ok {
+		sum := sha256.New()
+		if _, err := io.Copy(sum, content); err != nil {
+			return false, fmt.Errorf("reading content for %s: %w", file, err)
+		}
+		if _, err := s.Seek(0, io.SeekStart); err != nil {
+			return false, fmt.Errorf("rewinding content for %s: %w", file, err)
+		}
+		want = hex.EncodeToString(sum.Sum(nil))
+	}
+	cur, err := h.probe(ctx, file, opts.Sudo)
+	if err != nil {
+		return false, err
+	}
+	mode, owner, group := desiredAttrs(cur, opts)
+	if want != "" && cur.exists && cur.sum == want {
+		return h.fixAttrs(ctx, file, cur, mode, owner, group, opts.Sudo)
+	}
+
+	c, client, err := h.sftpClient(ctx)
+	if err != nil {
+		return false, err
+	}
+	stageDir := path.Dir(file)
+	if opts.Sudo {
+		stageDir = c.home
+	} else if err := client.MkdirAll(stageDir); err != nil {
+		return false, fmt.Errorf("%s: creating %s: %w", h.name, stageDir, err)
+	}
+	staged := path.Join(stageDir, "."+path.Base(file)+".mgmtkit-"+randomSuffix())
+	sum, err := h.upload(ctx, client, staged, content)
+	if err != nil {
+		client.Remove(staged)
+		return false, err
+	}
+	if want != "" && sum != want {
+		client.Remove(staged)
+		return false, fmt.Errorf("%s: content for %s changed while it was uploaded", h.name, file)
+	}
+	if cur.exists && cur.sum == sum {
+		client.Remove(staged)
+		return h.fixAttrs(ctx, file, cur, mode, owner, group, opts.Sudo)
+	}
+	octal := strconv.FormatUint(uint64(mode), 8)
+	_, err = h.Run(ctx, Cmd{Args: []string{"sh", "-c", commitScript, "mgmtkit-commit", staged, file, sum, octal, owner, group}, Sudo: opts.Sudo})
+	if err != nil {
+		return false, err
+	}
+	h.log.Debug("file written", "path", file, "sha256", sum)
+	return true, nil
+}
+
+// desiredAttrs resolves the zero values of opts against the current file.
+func desiredAttrs(cur remoteFile, opts FileOptions) (mode fs.FileMode, owner, group string) {
+	mode, owner, group = opts.Mode.Perm(), opts.Owner, opts.Group
+	if mode == 0 {
+		mode = 0o644
+		if cur.exists {
+			mode = cur.mode
+		}
+	}
+	if cur.exists {
+		if owner == "" {
+			owner = cur.owner
+		}
+		if group == "" {
+			group = cur.group
+		}
+	}
+	return mode, owner, group
+}
+
+// fixAttrs brings mode and ownership of an existing file with the right
+// content in line.
+func (h *SSHHost) fixAttrs(ctx context.Context, file string, cur remoteFile, mode fs.FileMode, owner, group string, sudo bool) (bool, error) {
+	changed := false
+	if owner != cur.owner || group != cur.group {
+		if _, err := h.Run(ctx, Cmd{Args: []string{"chown", "--", owner + ":" + group, file}, Sudo: sudo, Idempotent: true}); err != nil {
+			return false, err
+		}
+		changed = true
+	}
+	if mode != cur.mode {
+		if _, err := h.Run(ctx, Cmd{Args: []string{"chmod", "--", strconv.FormatUint(uint64(mode), 8), file}, Sudo: sudo, Idempotent: true}); err != nil {
+			return false, err
+		}
+		changed = true
+	}
+	return changed, nil
+}
+
+// upload streams content to a new file (mode 0600 before any byte is
+// written) with concurrent SFTP writes and returns its SHA-256.
+func (h *SSHHost) upload(ctx context.Context, client *sftp.Client, staged string, content io.Reader) (string, error) {
+	f, err := client.OpenFile(staged, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if err != nil {
+		return "", fmt.Errorf("%s: creating %s: %w", h.name, staged, err)
+	}
+	defer f.Close()
+	if err := f.Chmod(0o600); err != nil {
+		return "", fmt.Errorf("%s: chmod %s: %w", h.name, staged, err)
+	}
+	sum := sha256.New()
+	stop := context.AfterFunc(ctx, func() { f.Close() })
+	defer stop()
+	if _, err := f.ReadFromWithConcurrency(io.TeeReader(ctxReader{ctx, content}, sum), sftpConcurrency); err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return "", fmt.Errorf("%s: uploading %s: %w", h.name, staged, err)
+	}
+	if err := f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+		return "", fmt.Errorf("%s: closing %s: %w", h.name, staged, err)
+	}
+	return hex.EncodeToString(sum.Sum(nil)), nil
+}
+
+// ctxReader stops reading once ctx ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// readScript prints the file named by $1, or exits 66 when it is missing.
+const readScript = `[ -e "$1" ] || exit 66
+exec cat -- "$1"`
+
+// ReadFile reads a whole file. See [Host]. Without Sudo it is read over
+// SFTP; with Sudo through `sudo cat`.
+func (h *SSHHost) ReadFile(ctx context.Context, file string, opts FileOptions) ([]byte, error) {
+	if err := checkPath(file); err != nil {
+		return nil, err
+	}
+	if !opts.Sudo {
+		_, client, err := h.sftpClient(ctx)
+		if err != nil {
+			return nil, err
+		}
+		f, err := client.Open(file)
+		if err != nil {
+			return nil, fmt.Errorf("%s: reading %s: %w", h.name, file, err)
+		}
+		defer f.Close()
+		data, err := io.ReadAll(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: reading %s: %w", h.name, file, err)
+		}
+		return data, nil
+	}
+	out, err := h.Run(ctx, Cmd{Args: []string{"sh", "-c", readScript, "mgmtkit-read", file}, Sudo: true, OKExit: []int{66}, Idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	if out.ExitCode == 66 {
+		return nil, fmt.Errorf("%s: %w", h.name, &fs.PathError{Op: "open", Path: file, Err: fs.ErrNotExist})
+	}
+	return out.Stdout, nil
+}
+
+// checkPath accepts absolute, clean paths without NUL or newline.
+func checkPath(p string) error {
+	switch {
+	case !path.IsAbs(p):
+		return fmt.Errorf("remote: path %q must be absolute", p)
+	case path.Clean(p) != p:
+		return fmt.Errorf("remote: path %q is not clean (want %q)", p, path.Clean(p))
+	case strings.ContainsAny(p, "\x00\n"):
+		return fmt.Errorf("remote: path %q contains a NUL or newline", p)
+	case p == "/":
+		return errors.New(`remote: path "/" is not a file`)
+	}
+	return nil
+}
+
+func randomSuffix() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,632 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pkg/sftp"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/mgmtkit/mgmtkit/internal/redact"
+)
+
+// Config describes how to reach a host over SSH.
+type Config struct {
+	// Addr is "host" or "host:port"; the port defaults to 22.
+	Addr string
+	// Name labels the host in logs, errors and results; the host part of
+	// Addr by default.
+	Name string
+	// User is the login user.
+	User string
+	// Password enables password and keyboard-interactive authentication.
+	// It is also the sudo password unless SudoPassword is set.
+	Password Secret
+	// PrivateKey is a PEM-encoded private key (OpenSSH, PKCS#1, PKCS#8),
+	// encrypted with PrivateKeyPassphrase if that is set.
+	PrivateKey           Secret
+	PrivateKeyPassphrase Secret
+	// Signers are further keys, for example from an SSH agent.
+	Signers []ssh.Signer
+	// SudoPassword is the password sudo asks for; Password by default.
+	SudoPassword Secret
+	// HostKey verifies the server's host key. Required.
+	HostKey HostKeyPolicy
+	// ConnectTimeout bounds one connection attempt (TCP connect and SSH
+	// handshake); 10s by default.
+	ConnectTimeout time.Duration
+	// WaitTimeout bounds how long connecting keeps retrying while the host
+	// boots (connection refused, authentication not yet possible) when the
+	// context has no earlier deadline; 5m by default.
+	WaitTimeout time.Duration
+	// KeepAlive is the interval of keepalive requests on an idle
+	// connection; a connection that does not answer within two intervals is
+	// closed and redialed by the next command. 15s by default; negative
+	// disables keepalives.
+	KeepAlive time.Duration
+	// MaxSessions caps the commands running at once on the connection
+	// (plus one SFTP session), below OpenSSH's default MaxSessions of 10.
+	// 8 by default.
+	MaxSessions int
+	// Logger receives debug records for connections and commands, with
+	// secrets removed; none by default.
+	Logger *slog.Logger
+	// Dial opens the TCP connection; a net.Dialer by default. Set it to
+	// go through a bastion or a test network.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Secrets are further values to scrub from errors and logs.
+	Secrets []Secret
+}
+
+// SSHHost is a [Host] reached over SSH. It keeps one connection, opened on
+// first use and shared by every command and file transfer; a dropped
+// connection is redialed once by the next command. It is safe for
+// concurrent use.
+type SSHHost struct {
+	cfg      Config
+	name     string
+	addr     string
+	client   *ssh.ClientConfig
+	redactor *redact.Redactor
+	log      *slog.Logger
+	sessions chan struct{} // semaphore of MaxSessions
+
+	mu      sync.Mutex
+	cur     *conn
+	dialing chan struct{} // closed when the dial in progress ends
+	closed  bool
+	hostKey string // authorized_keys form of the last key the server presented
+
+	sudoMu sync.Mutex
+	sudo   sudoMode
+}
+
+// conn is one SSH connection and the SFTP client on it.
+type conn struct {
+	client *ssh.Client
+	done   chan struct{} // closed when the connection has ended
+	broken atomic.Bool   // set as soon as a failure shows the connection is dead
+
+	sftpMu sync.Mutex
+	sftp   *sftp.Client
+	home   string
+}
+
+func (c *conn) alive() bool {
+	if c.broken.Load() {
+		return false
+	}
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// NewSSHHost checks cfg and returns a host that connects on first use.
+func NewSSHHost(cfg Config) (*SSHHost, error) {
+	if cfg.Addr == "" {
+		return nil, errors.New("remote: Config.Addr is empty")
+	}
+	if cfg.User == "" {
+		return nil, errors.New("remote: Config.User is empty")
+	}
+	if cfg.HostKey == nil {
+		return nil, errors.New("remote: Config.HostKey is nil: choose KnownHosts, PinnedHostKey, TrustOnFirstUse or, knowingly, InsecureIgnoreHostKey")
+	}
+	addr := cfg.Addr
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		addr = net.JoinHostPort(strings.Trim(addr, "[]"), "22")
+	}
+	if cfg.Name == "" {
+		cfg.Name, _, _ = net.SplitHostPort(addr)
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	if cfg.WaitTimeout <= 0 {
+		cfg.WaitTimeout = 5 * time.Minute
+	}
+	if cfg.KeepAlive == 0 {
+		cfg.KeepAlive = 15 * time.Second
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = 8
+	}
+	if cfg.SudoPassword.IsZero() {
+		cfg.SudoPassword = cfg.Password
+	}
+	if cfg.Dial == nil {
+		var d net.Dialer
+		cfg.Dial = d.DialContext
+	}
+	auth, err := authMethods(cfg)
+	if err != nil {
+		return nil, err
+	}
+	h := &SSHHost{
+		cfg:      cfg,
+		name:     cfg.Name,
+		addr:     addr,
+		sessions: make(chan struct{}, cfg.MaxSessions),
+		log:      cfg.Logger,
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	h.log = h.log.With("host", h.name)
+	secrets := []string{cfg.Password.Reveal(), cfg.SudoPassword.Reveal(), cfg.PrivateKeyPassphrase.Reveal()}
+	for _, s := range cfg.Secrets {
+		secrets = append(secrets, s.Reveal())
+	}
+	h.redactor = redact.New(secrets...)
+	h.client = &ssh.ClientConfig{
+		User:            cfg.User,
+		Auth:            auth,
+		HostKeyCallback: h.checkHostKey,
+		Timeout:         cfg.ConnectTimeout,
+	}
+	return h, nil
+}
+
+// Dial returns a host with an established connection. It retries while the
+// host is booting (connection refused or reset, timeouts, authentication
+// not yet possible) until ctx ends or Config.WaitTimeout passes; a rejected
+// host key fails at once.
+func Dial(ctx context.Context, cfg Config) (*SSHHost, error) {
+	h, err := NewSSHHost(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.conn(ctx); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func authMethods(cfg Config) ([]ssh.AuthMethod, error) {
+	signers := append([]ssh.Signer(nil), cfg.Signers...)
+	if !cfg.PrivateKey.IsZero() {
+		var s ssh.Signer
+		var err error
+		if cfg.PrivateKeyPassphrase.IsZero() {
+			s, err = ssh.ParsePrivateKey([]byte(cfg.PrivateKey.Reveal()))
+		} else {
+			s, err = ssh.ParsePrivateKeyWithPassphrase([]byte(cfg.PrivateKey.Reveal()), []byte(cfg.PrivateKeyPassphrase.Reveal()))
+		}
+		if err != nil {
+			// The parser's messages do not contain key material.
+			return nil, fmt.Errorf("remote: Config.PrivateKey: %w", err)
+		}
+		signers = append(signers, s)
+	}
+	var methods []ssh.AuthMethod
+	if len(signers) > 0 {
+		methods = append(methods, ssh.PublicKeys(signers...))
+	}
+	if pw := cfg.Password.Reveal(); pw != "" {
+		methods = append(methods,
+			ssh.Password(pw),
+			ssh.KeyboardInteractive(func(_, _ string, questions []string, _ []bool) ([]string, error) {
+				answers := make([]string, len(questions))
+				for i := range answers {
+					answers[i] = pw
+				}
+				return answers, nil
+			}))
+	}
+	if len(methods) == 0 {
+		return nil, errors.New("remote: no credentials: set Config.Password, Config.PrivateKey or Config.Signers")
+	}
+	return methods, nil
+}
+
+func (h *SSHHost) checkHostKey(hostport string, remote net.Addr, key ssh.PublicKey) error {
+	h.mu.Lock()
+	h.hostKey = strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key)))
+	h.mu.Unlock()
+	if err := h.cfg.HostKey.check(hostport, remote, key); err != nil {
+		return &HostKeyError{Host: h.name, Addr: h.addr, Got: ssh.FingerprintSHA256(key), Reason: err.Error()}
+	}
+	return nil
+}
+
+// Name returns the host's label.
+func (h *SSHHost) Name() string { return h.name }
+
+// Addr returns the host:port the host is reached at.
+func (h *SSHHost) Addr() string { return h.addr }
+
+// User returns the login user.
+func (h *SSHHost) User() string { return h.cfg.User }
+
+// HostKey returns the last host key the server presented, in
+// authorized_keys format, or "" before the first connection.
+func (h *SSHHost) HostKey() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.hostKey
+}
+
+// Close closes the connection. Commands still running fail.
+func (h *SSHHost) Close() error {
+	h.mu.Lock()
+	c := h.cur
+	h.cur, h.closed = nil, true
+	h.mu.Unlock()
+	if c != nil {
+		c.close()
+	}
+	return nil
+}
+
+// kill marks the connection dead and closes it, so that the next command
+// redials without waiting for the connection's goroutines to notice.
+func (c *conn) kill() {
+	c.broken.Store(true)
+	c.client.Close()
+}
+
+func (c *conn) close() {
+	c.broken.Store(true)
+	c.sftpMu.Lock()
+	if c.sftp != nil {
+		c.sftp.Close()
+	}
+	c.sftpMu.Unlock()
+	c.client.Close()
+}
+
+// conn returns the live connection, dialing when there is none. Concurrent
+// callers share one dial.
+func (h *SSHHost) conn(ctx context.Context) (*conn, error) {
+	for {
+		h.mu.Lock()
+		switch {
+		case h.closed:
+			h.mu.Unlock()
+			return nil, ErrClosed
+		case h.cur != nil && h.cur.alive():
+			c := h.cur
+			h.mu.Unlock()
+			return c, nil
+		case h.dialing != nil:
+			wait := h.dialing
+			h.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, &DialError{Host: h.name, Addr: h.addr, Err: ctx.Err()}
+			}
+		}
+		wait := make(chan struct{})
+		h.dialing = wait
+		h.mu.Unlock()
+
+		c, err := h.dial(ctx)
+
+		h.mu.Lock()
+		h.dialing = nil
+		if err == nil {
+			if h.closed {
+				c.close()
+				err = ErrClosed
+			} else {
+				h.cur = c
+			}
+		}
+		h.mu.Unlock()
+		close(wait)
+		return c, err
+	}
+}
+
+// dial connects with retries and backoff until ctx ends or WaitTimeout.
+func (h *SSHHost) dial(ctx context.Context) (*conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.WaitTimeout)
+	defer cancel()
+	backoff := 200 * time.Millisecond
+	start := time.Now()
+	for attempt := 1; ; attempt++ {
+		client, err := h.dialOnce(ctx)
+		if err == nil {
+			c := &conn{client: client, done: make(chan struct{})}
+			go func() {
+				client.Wait()
+				close(c.done)
+			}()
+			if h.cfg.KeepAlive > 0 {
+				go c.keepAlive(h.cfg.KeepAlive)
+			}
+			h.log.Debug("connected", "attempts", attempt, "duration", time.Since(start))
+			return c, nil
+		}
+		var hke *HostKeyError
+		if errors.As(err, &hke) {
+			return nil, hke
+		}
+		h.log.Debug("connection attempt failed", "attempt", attempt, "error", h.redactor.String(err.Error()))
+		// Sleep with ±20% jitter, but never past the deadline.
+		sleep := time.Duration(float64(backoff) * (0.8 + 0.4*rand.Float64()))
+		backoff = min(2*backoff, 5*time.Second)
+		t := time.NewTimer(sleep)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, &DialError{Host: h.name, Addr: h.addr, Attempts: attempt, Err: err}
+		}
+	}
+}
+
+func (h *SSHHost) dialOnce(ctx context.Context) (*ssh.Client, error) {
+	actx, cancel := context.WithTimeout(ctx, h.cfg.ConnectTimeout)
+	defer cancel()
+	nc, err := h.cfg.Dial(actx, "tcp", h.addr)
+	if err != nil {
+		return nil, err
+	}
+	// Bound the handshake by the attempt's context too.
+	stop := context.AfterFunc(actx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+	cc, chans, reqs, err := ssh.NewClientConn(nc, h.addr, h.client)
+	if !stop() {
+		nc.Close()
+		if err == nil {
+			cc.Close()
+		}
+		return nil, fmt.Errorf("ssh handshake: %w", actx.Err())
+	}
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return ssh.NewClient(cc, chans, reqs), nil
+}
+
+// keepAlive sends keepalive requests and closes a connection that stops
+// answering, so that the next command redials instead of hanging.
+func (c *conn) keepAlive(interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+		}
+		reply := make(chan error, 1)
+		go func() {
+			_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
+			reply <- err
+		}()
+		timeout := time.NewTimer(2 * interval)
+		select {
+		case err := <-reply:
+			timeout.Stop()
+			if err != nil {
+				c.kill()
+				return
+			}
+		case <-timeout.C:
+			c.kill()
+			return
+		case <-c.done:
+			timeout.Stop()
+			return
+		}
+	}
+}
+
+// Run runs c on the host. See [Host].
+func (h *SSHHost) Run(ctx context.Context, c Cmd) (Output, error) {
+	mode := sudoRoot
+	if c.Sudo {
+		m, err := h.sudoMode(ctx)
+		if err != nil {
+			return Output{}, err
+		}
+		mode = m
+	}
+	line, err := commandLine(ctx, c, mode)
+	if err != nil {
+		return Output{}, err
+	}
+	stdin := c.Stdin
+	if c.Sudo && mode == sudoPasswd {
+		stdin = io.MultiReader(strings.NewReader(h.cfg.SudoPassword.Reveal()+"\n"), orEmpty(c.Stdin))
+	}
+	red := h.redactor
+	for _, s := range c.Secrets {
+		red = red.With(s.Reveal())
+	}
+	out, err := h.exec(ctx, line, stdin, c, red)
+	if errors.Is(err, ErrConnectionLost) && c.Idempotent && rewind(c.Stdin) {
+		h.log.Info("connection lost during an idempotent command; running it again", "cmd", red.String(line))
+		if c.Sudo && mode == sudoPasswd {
+			stdin = io.MultiReader(strings.NewReader(h.cfg.SudoPassword.Reveal()+"\n"), orEmpty(c.Stdin))
+		}
+		out, err = h.exec(ctx, line, stdin, c, red)
+	}
+	return out, err
+}
+
+func orEmpty(r io.Reader) io.Reader {
+	if r == nil {
+		return strings.NewReader("")
+	}
+	return r
+}
+
+// rewind reports whether stdin can be replayed, seeking it back if needed.
+func rewind(r io.Reader) bool {
+	if r == nil {
+		return true
+	}
+	s, ok := r.(io.Seeker)
+	if !ok {
+		return false
+	}
+	_, err := s.Seek(0, io.SeekStart)
+	return err == nil
+}
+
+// cancelGrace is how long Run waits, after signalling a cancelled command,
+// for the host to report that it ended.
+const cancelGrace = 3 * time.Second
+
+// exec runs one command line in a new session.
+func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd, red *redact.Redactor) (Output, error) {
+	start := time.Now()
+	fail := func(err error) (Output, error) {
+		return Output{ExitCode: -1}, &CommandError{Host: h.name, Command: red.String(line), ExitCode: -1, Err: err}
+	}
+	select {
+	case h.sessions <- struct{}{}:
+		defer func() { <-h.sessions }()
+	case <-ctx.Done():
+		return fail(ctx.Err())
+	}
+	cn, sess, err := h.session(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	defer sess.Close()
+
+	var stdout bytes.Buffer
+	stderr := &tailBuffer{max: StderrTail}
+	sess.Stdin = stdin
+	sess.Stdout = &stdout
+	if c.Stdout != nil {
+		sess.Stdout = c.Stdout
+	}
+	sess.Stderr = stderr
+	if c.Stderr != nil {
+		sess.Stderr = io.MultiWriter(c.Stderr, stderr)
+	}
+	if err := sess.Start(line); err != nil {
+		cn.kill()
+		return fail(fmt.Errorf("%w: %v", ErrConnectionLost, err))
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- sess.Wait() }()
+	select {
+	case err = <-waited:
+	case <-ctx.Done():
+		sess.Signal(ssh.SIGTERM)
+		t := time.NewTimer(cancelGrace)
+		select {
+		case <-waited:
+		case <-t.C:
+		}
+		t.Stop()
+		h.log.Debug("command cancelled", "cmd", red.String(line), "duration", time.Since(start), "error", ctx.Err())
+		return fail(ctx.Err())
+	}
+
+	out := Output{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
+	cerr := &CommandError{Host: h.name, Command: red.String(line), ExitCode: -1, Stderr: red.String(string(out.Stderr))}
+	var exitErr *ssh.ExitError
+	switch {
+	case err == nil:
+		out.ExitCode = 0
+	case errors.As(err, &exitErr) && exitErr.Signal() != "":
+		cerr.Signal = exitErr.Signal()
+	case errors.As(err, &exitErr):
+		out.ExitCode = exitErr.ExitStatus()
+		cerr.ExitCode = out.ExitCode
+	default:
+		// No exit status: the connection (or the channel) went away.
+		cn.kill()
+		cerr.Err = fmt.Errorf("%w: %v", ErrConnectionLost, err)
+	}
+	h.log.Debug("command finished", "cmd", cerr.Command, "exit", out.ExitCode, "duration", time.Since(start))
+	if err == nil || (cerr.Err == nil && cerr.Signal == "" && okExit(c.OKExit, out.ExitCode)) {
+		return out, nil
+	}
+	if cerr.Err != nil || cerr.Signal != "" {
+		out.ExitCode = -1
+	}
+	return out, cerr
+}
+
+func okExit(ok []int, code int) bool {
+	for _, c := range ok {
+		if c == code {
+			return true
+		}
+	}
+	return false
+}
+
+// session opens a session, redialing once if the connection turns out to be
+// dead.
+func (h *SSHHost) session(ctx context.Context) (*conn, *ssh.Session, error) {
+	for attempt := 0; ; attempt++ {
+		c, err := h.conn(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		sess, err := c.client.NewSession()
+		if err == nil {
+			return c, sess, nil
+		}
+		var refused *ssh.OpenChannelError
+		if errors.As(err, &refused) {
+			return nil, nil, fmt.Errorf("opening a session: %w", err)
+		}
+		c.kill()
+		if attempt == 1 {
+			return nil, nil, fmt.Errorf("%w: %v", ErrConnectionLost, err)
+		}
+		h.log.Info("connection dropped; redialing", "error", err)
+	}
+}
+
+// sudoProbe tells how the login user becomes root.
+const sudoProbe = `if [ "$(id -u)" = 0 ]; then echo root; elif sudo -n true 2>/dev/null; then echo nopasswd; else echo password; fi`
+
+// sudoMode finds out, once per host, how commands get root.
+func (h *SSHHost) sudoMode(ctx context.Context) (sudoMode, error) {
+	h.sudoMu.Lock()
+	defer h.sudoMu.Unlock()
+	if h.sudo != sudoUnknown {
+		return h.sudo, nil
+	}
+	out, err := h.exec(ctx, sudoProbe, nil, Cmd{}, h.redactor)
+	if err != nil {
+		return sudoUnknown, err
+	}
+	switch out.String() {
+	case "root":
+		h.sudo = sudoRoot
+	case "nopasswd":
+		h.sudo = sudoNoPasswd
+	default:
+		if h.cfg.SudoPassword.IsZero() {
+			return sudoUnknown, &SudoError{Host: h.name, User: h.cfg.User, Reason: "sudo asks for a password and none is configured (Config.SudoPassword or Config.Password)"}
+		}
+		check := Quote("sudo", "-S", "-k", "-p", "", "--", "true")
+		_, err := h.exec(ctx, check, strings.NewReader(h.cfg.SudoPassword.Reveal()+"\n"), Cmd{}, h.redactor)
+		var cerr *CommandError
+		if errors.As(err, &cerr) && cerr.Err == nil {
+			return sudoUnknown, &SudoError{Host: h.name, User: h.cfg.User, Reason: "sudo refused: " + lastLines(cerr.Stderr, 2, 300)}
+		}
+		if err != nil {
+			return sudoUnknown, err
+		}
+		h.sudo = sudoPasswd
+	}
+	return h.sudo, nil
+}
