@@ -90,9 +90,11 @@ const killAfter = 5 * time.Second
 
 // commandLine renders c as the string sent in the SSH exec request.
 //
-// Layout: [sudo -n -- | sudo -S -k -p '' --] [timeout -k 5 SECS]
-// [env K=V...] argv..., every element quoted by shellescape (POSIX single
-// quotes). The `timeout` wrapper is added when ctx has a deadline, so the
+// Layout, every element quoted by shellescape (POSIX single quotes):
+//
+//	[sudo -n -- | sudo -S -k -p '' --] [timeout -k 5 SECS] [env K=V...] argv...
+//
+// The `timeout` wrapper is added when ctx has a deadline, so the
 // command dies on the host even if the connection is lost, and under sudo,
 // because sudo relays SIGTERM only to its direct child and `timeout` passes
 // it on to the whole process group of the command.
