@@ -146,9 +146,10 @@ func (NopDriver) TerminateEnd(context.Context, *TerminateOp) (*HookResult, error
 // takes: *InstantiateOp for the instantiate hooks, *ScaleOp, *HealOp or
 // *TerminateOp for the others.
 //
-// Invoke never returns a nil result with a nil error: an empty result is
-// made when the driver returned none, and its Hook is filled in. A panic
-// in the driver is returned as a [*PanicError].
+// Once the driver method has been called, the result is never nil (an
+// empty one stands in when the method returned none) and its Hook is set,
+// also when an error is returned. A panic in the driver is returned as a
+// [*PanicError]. Errors about d, hook or op come with a nil result.
 func Invoke(ctx context.Context, d Driver, hook Hook, op any) (res *HookResult, err error) {
 	if d == nil {
 		return nil, fmt.Errorf("lcm: invoke %s: nil Driver", hook)
@@ -163,10 +164,10 @@ func Invoke(ctx context.Context, d Driver, hook Hook, op any) (res *HookResult, 
 		}
 	}()
 	res, err = call(WithHook(ctx, hook))
-	if res == nil && err == nil {
+	if res == nil {
 		res = &HookResult{}
 	}
-	if res != nil && res.Hook == "" {
+	if res.Hook == "" {
 		res.Hook = hook
 	}
 	return res, err

@@ -26,8 +26,8 @@ func Changed(detail string) Result {
 }
 
 // And combines two results of steps run on the same host: the combination
-// changed the host if either did, and the non-empty details are joined with
-// "; ".
+// changed the host if either did. Its Detail is the non-empty details of
+// both, separated by a semicolon and a space.
 func (r Result) And(o Result) Result {
 	d := r.Detail
 	switch {

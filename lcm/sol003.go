@@ -82,6 +82,19 @@ type InstantiatedVnfInfo struct {
 	AdditionalParams           json.RawMessage     `json:"additionalParams,omitempty"`
 }
 
+// LogValue logs the flavour, state and scale levels, without parameters.
+func (v InstantiatedVnfInfo) LogValue() slog.Value {
+	levels := make([]slog.Attr, len(v.ScaleStatus))
+	for i, s := range v.ScaleStatus {
+		levels[i] = slog.Int(s.AspectID, int(s.ScaleLevel))
+	}
+	return slog.GroupValue(
+		slog.String("flavourId", v.FlavourID),
+		slog.String("vnfState", string(v.VnfState)),
+		slog.Attr{Key: "scaleStatus", Value: slog.GroupValue(levels...)},
+	)
+}
+
 // ScaleInfo is SOL003's ScaleInfo: the scale level of one aspect.
 type ScaleInfo struct {
 	AspectID   string `json:"aspectId"`

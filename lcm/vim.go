@@ -16,7 +16,9 @@ import (
 // (an OpenStack cloud, or the Kubernetes cluster a VNF installed).
 //
 // AccessInfo holds credentials. It is redacted when printed or logged but
-// encoded in full, because the VNFM must persist it.
+// encoded in full, because the VNFM must persist it. Extra is not redacted
+// when printed: keep credentials out of it (Tacker's kubeadm driver stored a
+// Helm password there; mgmtkit does not).
 type VimConnectionInfo struct {
 	ID            string         `json:"id"`
 	VimID         string         `json:"vimId,omitempty"`

@@ -1,0 +1,57 @@
+// Package lcm is the vocabulary shared by every mgmtkit package and by the
+// management drivers built on them: lifecycle hooks, the SOL003 types they
+// receive, typed additionalParams decoding and validation, access to the
+// VNF package, step results, bounded fan-out over hosts, and progress
+// events.
+//
+// # Hooks
+//
+// A management driver implements [Driver], one method per [Hook]
+// (instantiate_start ... terminate_end); embedding [NopDriver] provides the
+// hooks it does not need. A VNFM calls a hook with [Invoke]. Each method
+// receives an op ([InstantiateOp], [ScaleOp], [HealOp], [TerminateOp])
+// holding the [VnfInstance], the SOL003 request and the [Package], and
+// returns a [HookResult]: per-step, per-host results and the VIM
+// connections the VNFM must add or remove.
+//
+// # Steps and fan-out
+//
+// A step is a plain function that makes one host converge and returns a
+// [Result]: [Unchanged], or [Changed] with what it did. [Do] runs a step on
+// one host and logs it; [OnHosts] runs it on many, at most [DefaultLimit]
+// at a time, fail-fast or best-effort, and returns per-host [Results] plus
+// an errors.Join of [*HostError] values. A panic in a step is recovered
+// into a [*PanicError].
+//
+// # Events
+//
+// Progress is reported as log/slog records on the logger carried by the
+// context ([WithLogger]); without one, nothing is logged. Every record has
+// the attributes [AttrHook], [AttrStep], [AttrHost], [AttrDuration] and
+// [AttrChanged], so a VNFM can drive a progress display from its own
+// slog.Handler.
+//
+// # Parameters
+//
+// Each domain package owns typed structs for its part of additionalParams.
+// [DecodeParams] decodes one additionalParams object into several of them
+// at once, reports every unknown key, type mismatch and missing required
+// value with its full path, then runs their Validate methods (see
+// [Validator]) — all before any remote command runs. [Int] and [Bool]
+// accept the strings Tacker sends for numbers and flags.
+//
+// # Secrets
+//
+// additionalParams and [AccessInfo] carry credentials in plain text, as
+// Tacker stores them. Parameter structs hold passwords as remote.Secret;
+// AccessInfo and the LogValue methods of the SOL003 types redact when
+// printed or logged; never log raw additionalParams.
+//
+// # Errors
+//
+// Errors name what failed and where: the host and step ([HostError]), the
+// parameter path ([ParamsError]), the package path ([InvalidPathError]).
+//
+// lcm keeps no package-level state; its one variable, [Unchanged], is a
+// constant in all but name.
+package lcm

@@ -1,0 +1,145 @@
+package lcm
+
+import (
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// fieldInfo is one JSON-visible field of a struct, including fields
+// promoted from embedded structs.
+type fieldInfo struct {
+	name     string // the JSON key
+	index    []int  // for fieldByIndex
+	required bool   // tagged params:"required"
+}
+
+// structFields returns t's JSON fields in declaration order, computed once
+// per DecodeParams call.
+func (d *decoder) structFields(t reflect.Type) []fieldInfo {
+	if fs, ok := d.fields[t]; ok {
+		return fs
+	}
+	fs := collectFields(t, nil)
+	d.fields[t] = fs
+	return fs
+}
+
+// collectFields lists the fields as encoding/json sees them: exported,
+// named by their json tag, embedded structs without a tag name flattened.
+// A field of an outer struct hides a promoted one of the same name.
+func collectFields(t reflect.Type, index []int) []fieldInfo {
+	var direct, promoted []fieldInfo
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" && !strings.HasPrefix(f.Tag.Get("json"), "-,") {
+			continue
+		}
+		idx := append(slices.Clone(index), i)
+		if f.Anonymous && name == "" {
+			et := f.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct && (f.IsExported() || f.Type.Kind() == reflect.Struct) {
+				promoted = append(promoted, collectFields(et, idx)...)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		direct = append(direct, fieldInfo{name: name, index: idx, required: hasOption(f.Tag.Get("params"), "required")})
+	}
+	for _, p := range promoted {
+		if _, hidden := findField(direct, p.name); !hidden {
+			direct = append(direct, p)
+		}
+	}
+	return direct
+}
+
+func hasOption(tag, opt string) bool {
+	return slices.Contains(strings.Split(tag, ","), opt)
+}
+
+func findField(fields []fieldInfo, name string) (fieldInfo, bool) {
+	for _, f := range fields {
+		if f.name == name {
+			return f, true
+		}
+	}
+	return fieldInfo{}, false
+}
+
+func fieldNames(fields []fieldInfo) []string {
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.name
+	}
+	return names
+}
+
+// fieldByIndex is reflect.Value.FieldByIndex that allocates nil embedded
+// struct pointers on the way.
+func fieldByIndex(v reflect.Value, index []int) reflect.Value {
+	for i, x := range index {
+		if i > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				v.Set(reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v
+}
+
+// checkType reports Go types DecodeParams cannot decode into and params
+// tags it does not understand, so that such mistakes show up on the first
+// call whatever the input.
+func checkType(t reflect.Type, seen map[reflect.Type]bool) error {
+	if seen[t] {
+		return nil
+	}
+	seen[t] = true
+	pt := reflect.PointerTo(t)
+	if pt.Implements(reflect.TypeFor[json.Unmarshaler]()) || pt.Implements(reflect.TypeFor[encoding.TextUnmarshaler]()) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return checkType(t.Elem(), seen)
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			return fmt.Errorf("%s: map keys must be strings", t)
+		}
+		return checkType(t.Elem(), seen)
+	case reflect.Interface:
+		if t.NumMethod() != 0 {
+			return fmt.Errorf("cannot decode JSON into the non-empty interface %s", t)
+		}
+	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
+		return fmt.Errorf("cannot decode JSON into %s", t)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if tag, ok := f.Tag.Lookup("params"); ok && tag != "required" {
+				return fmt.Errorf("%s.%s: unknown params tag %q (the only option is \"required\")", t, f.Name, tag)
+			}
+			if f.IsExported() || f.Anonymous {
+				if err := checkType(f.Type, seen); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
