@@ -35,17 +35,20 @@ func (d *decoder) mismatch(path, want string, raw []byte) {
 	d.addf(path, "expected %s, got %s", want, jsonKindOf(raw))
 }
 
+// unknownKey records a key no field takes. It does not count as a decoding
+// problem: the value around it decoded fine, so it is still validated and
+// the caller learns about every mistake at once.
 func (d *decoder) unknownKey(path, key string, known []string) {
 	if s := suggest(key, known); s != "" {
-		d.addf(path, "unknown key (did you mean %q?)", s)
+		d.invalidf(path, "unknown key (did you mean %q?)", s)
 		return
 	}
-	d.addf(path, "unknown key")
+	d.invalidf(path, "unknown key")
 }
 
 // decode fills the settable v from raw and then, if v and everything in it
-// decoded without problems (validation problems of its children do not
-// count), validates v. null leaves v as it is and is not
+// decoded without problems (validation problems of its children and unknown
+// keys do not count), validates v. null leaves v as it is and is not
 // validated, as if the key were absent.
 func (d *decoder) decode(path string, raw json.RawMessage, v reflect.Value) {
 	if jsonKindOf(raw) == "null" {
