@@ -6,7 +6,10 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +28,37 @@ const (
 	opsPassword    = "ops-Pa55word-91aa"
 	guestPassword  = "guest-Pa55word-0b2e"
 )
+
+// suite collects every fake host and every log line of the package's tests,
+// so that TestMain can check, after all tests ran, that no password reached
+// any transcript or log.
+var suite struct {
+	mu    sync.Mutex
+	hosts []*sshtest.Server
+	logs  logBuffer
+}
+
+// allPasswords are the passwords the tests use, right and wrong.
+var allPasswords = []string{ubuntuPassword, opsPassword, guestPassword, "not-the-Password-x1", "wrong-Sudo-Pass-55"}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	suite.mu.Lock()
+	defer suite.mu.Unlock()
+	texts := []string{suite.logs.String()}
+	for _, srv := range suite.hosts {
+		texts = append(texts, transcriptText(srv))
+	}
+	for _, text := range texts {
+		for _, pw := range allPasswords {
+			if strings.Contains(text, pw) {
+				fmt.Fprintf(os.Stderr, "FAIL: password %s... appears in a transcript or log of the remote tests\n", pw[:4])
+				code = 1
+			}
+		}
+	}
+	os.Exit(code)
+}
 
 // fakeHost starts a fake host with four accounts: root (key only), ubuntu
 // (password, sudo with password), ops (key, passwordless sudo) and guest
@@ -50,6 +84,9 @@ func fakeHost(t testing.TB) (*sshtest.Server, string) {
 		{Name: "ops", AuthorizedKeys: []ssh.PublicKey{sshPub}, Sudo: sshtest.SudoNoPassword},
 		{Name: "guest", Password: guestPassword},
 	}})
+	suite.mu.Lock()
+	suite.hosts = append(suite.hosts, srv)
+	suite.mu.Unlock()
 	return srv, string(pem.EncodeToMemory(block))
 }
 
@@ -81,8 +118,14 @@ func (l *logBuffer) String() string {
 	return l.buf.String()
 }
 
+// logger returns a debug-level logger that writes to l and to the suite's
+// log.
 func (l *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var w io.Writer = l
+	if l != &suite.logs {
+		w = io.MultiWriter(l, &suite.logs)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // dialAs connects to srv as user with the password of that account, logging
@@ -96,8 +139,13 @@ func dialAs(t testing.TB, srv *sshtest.Server, user, password string, logs *logB
 	return dial(t, cfg)
 }
 
+// dial connects with cfg; without a logger of its own, the host logs at
+// debug level into the suite's log, which TestMain scans for passwords.
 func dial(t testing.TB, cfg remote.Config) *remote.SSHHost {
 	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = suite.logs.logger()
+	}
 	h, err := remote.Dial(testContext(t), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -441,5 +442,75 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not reached")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// freezableConn stops delivering data once frozen, like a VM that was paused
+// or a link that silently drops packets: no RST, no FIN.
+type freezableConn struct {
+	net.Conn
+	frozen chan struct{}
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (c *freezableConn) Read(p []byte) (int, error) {
+	select {
+	case <-c.frozen:
+		<-c.closed
+		return 0, net.ErrClosed
+	default:
+		return c.Conn.Read(p)
+	}
+}
+
+func (c *freezableConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.Conn.Close()
+}
+
+func TestKeepAliveDetectsSilentlyDeadConnection(t *testing.T) {
+	srv, _ := fakeHost(t)
+	var mu sync.Mutex
+	var conns []*freezableConn
+	var d net.Dialer
+	h := dial(t, remote.Config{
+		Addr: srv.Addr(), User: "ubuntu", Password: remote.NewSecret(ubuntuPassword), HostKey: pinned(t, srv),
+		KeepAlive: 20 * time.Millisecond,
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			fc := &freezableConn{Conn: c, frozen: make(chan struct{}), closed: make(chan struct{})}
+			mu.Lock()
+			conns = append(conns, fc)
+			mu.Unlock()
+			return fc, nil
+		},
+	})
+	ctx := testContext(t)
+	if _, err := h.Run(ctx, remote.Command("true")); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	close(conns[0].frozen)
+	mu.Unlock()
+	// Keepalive notices that the connection stopped answering and closes it.
+	waitFor(t, func() bool {
+		select {
+		case <-conns[0].closed:
+			return true
+		default:
+			return false
+		}
+	})
+	if _, err := h.Run(ctx, remote.Command("true")); err != nil {
+		t.Fatalf("the next command did not redial: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(conns) != 2 {
+		t.Errorf("%d connections, want 2", len(conns))
 	}
 }
