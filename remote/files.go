@@ -321,3 +321,22 @@ func randomSuffix() string {
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// UploadFile copies the file name of fsys (a VNF package, an os.DirFS, an
+// embed.FS) to dst on h with [Host.WriteFile]: streamed, atomic, skipped
+// when dst already holds the same bytes.
+func UploadFile(ctx context.Context, h Host, fsys fs.FS, name, dst string, opts FileOptions) (bool, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return false, fmt.Errorf("remote: %s is not a regular file", name)
+	}
+	return h.WriteFile(ctx, dst, f, opts)
+}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
@@ -211,5 +212,30 @@ func TestEditBlockOnHost(t *testing.T) {
 	// Removing a block from a missing file creates nothing.
 	if changed, err := remote.EditBlock(ctx, h, "/etc/missing.conf", "x", nil, opts); err != nil || changed || srv.FS().Exists("/etc/missing.conf") {
 		t.Fatalf("changed=%v err=%v", changed, err)
+	}
+}
+
+func TestUploadFileFromFS(t *testing.T) {
+	srv, _ := fakeHost(t)
+	h := dialAs(t, srv, "ubuntu", ubuntuPassword, nil)
+	ctx := testContext(t)
+	pkg := fstest.MapFS{
+		"Files/images/registry.tar": {Data: []byte("layer data\n")},
+		"Files/images":              {Mode: fs.ModeDir | 0o755},
+	}
+	for i, want := range []bool{true, false} {
+		changed, err := remote.UploadFile(ctx, h, pkg, "Files/images/registry.tar", "/var/lib/mgmtkit/registry.tar", remote.FileOptions{Sudo: true, Mode: 0o600})
+		if err != nil || changed != want {
+			t.Fatalf("upload %d: changed=%v err=%v, want changed=%v", i+1, changed, err, want)
+		}
+	}
+	if content, mode, uid, _ := fileState(t, srv, "/var/lib/mgmtkit/registry.tar"); content != "layer data\n" || mode != 0o600 || uid != 0 {
+		t.Fatalf("uploaded %q mode %v uid %d", content, mode, uid)
+	}
+	if _, err := remote.UploadFile(ctx, h, pkg, "Files/images", "/tmp/x", remote.FileOptions{}); err == nil {
+		t.Error("a directory was uploaded")
+	}
+	if _, err := remote.UploadFile(ctx, h, pkg, "Files/missing.tar", "/tmp/x", remote.FileOptions{}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: err = %v", err)
 	}
 }
