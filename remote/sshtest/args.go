@@ -1,32 +1,54 @@
 package sshtest
 
 import (
+	"slices"
 	"strings"
 )
 
 // cmdline is a parsed GNU-style command line.
 type cmdline struct {
-	opts     map[string]string // by canonical name: "-m", "--mode"; flags map to ""
+	opts     []option // in command-line order, repeats included
 	operands []string
 }
 
-func (c cmdline) has(names ...string) bool {
-	for _, n := range names {
-		if _, ok := c.opts[n]; ok {
-			return true
-		}
-	}
-	return false
-}
+// option is one option as given: "-m" or "--mode" and its value ("" for a
+// flag).
+type option struct{ name, value string }
 
+func (c cmdline) has(names ...string) bool { return c.last(names...) != "" }
+
+// value returns the value of the option given last among names.
 func (c cmdline) value(names ...string) (string, bool) {
-	for _, n := range names {
-		if v, ok := c.opts[n]; ok {
-			return v, true
+	for i := len(c.opts) - 1; i >= 0; i-- {
+		if slices.Contains(names, c.opts[i].name) {
+			return c.opts[i].value, true
 		}
 	}
 	return "", false
 }
+
+// values returns the values of every occurrence of names, in order.
+func (c cmdline) values(names ...string) []string {
+	var out []string
+	for _, o := range c.opts {
+		if slices.Contains(names, o.name) {
+			out = append(out, o.value)
+		}
+	}
+	return out
+}
+
+// last returns which of names was given last, "" if none.
+func (c cmdline) last(names ...string) string {
+	for i := len(c.opts) - 1; i >= 0; i-- {
+		if slices.Contains(names, c.opts[i].name) {
+			return c.opts[i].name
+		}
+	}
+	return ""
+}
+
+func (c *cmdline) set(name, value string) { c.opts = append(c.opts, option{name, value}) }
 
 // optionSpec says which options a fake program accepts. Short options are
 // letters; a letter followed by ':' takes a value. Long options are names; a
@@ -56,13 +78,36 @@ func (s optionSpec) longTakesValue(name string) (known, valued bool) {
 	return false, false
 }
 
+// expandLong resolves an abbreviated long option (--rec for --recursive) as
+// getopt_long does: an exact name, or the only one with that prefix.
+func (s optionSpec) expandLong(name string) (full string, ambiguous bool) {
+	if known, _ := s.longTakesValue(name); known {
+		return name, false
+	}
+	var matches []string
+	for _, l := range s.long {
+		if strings.HasPrefix(l, name) {
+			matches = append(matches, strings.TrimSuffix(l, "="))
+		}
+	}
+	slices.Sort(matches)
+	matches = slices.Compact(matches)
+	switch len(matches) {
+	case 0:
+		return name, false
+	case 1:
+		return matches[0], false
+	}
+	return name, true
+}
+
 // parse parses args (without argv[0]) as getopt_long does with permutation
 // off: options stop at "--" or at the first operand when stopAtOperand is
 // set, and are accepted anywhere otherwise. An unknown option or a missing
 // value makes the fake fail loudly, so a test sees that the SDK used an
 // option the fake does not model.
 func (s optionSpec) parse(p *Process, args []string, stopAtOperand bool) (cmdline, int, bool) {
-	c := cmdline{opts: map[string]string{}}
+	var c cmdline
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -71,8 +116,11 @@ func (s optionSpec) parse(p *Process, args []string, stopAtOperand bool) (cmdlin
 			return c, 0, true
 		case strings.HasPrefix(a, "--"):
 			name, val, hasVal := strings.Cut(a[2:], "=")
+			name, ambiguous := s.expandLong(name)
 			known, valued := s.longTakesValue(name)
 			switch {
+			case ambiguous:
+				return c, p.Fail(2, "option '%s' is ambiguous (sshtest models no abbreviation of it)", a), false
 			case !known:
 				return c, p.Fail(2, "unrecognized option '%s' (not modelled by sshtest)", a), false
 			case valued && !hasVal:
@@ -84,7 +132,7 @@ func (s optionSpec) parse(p *Process, args []string, stopAtOperand bool) (cmdlin
 			case !valued && hasVal:
 				return c, p.Fail(2, "option '--%s' doesn't allow an argument", name), false
 			}
-			c.opts["--"+name] = val
+			c.set("--"+name, val)
 		case len(a) > 1 && a[0] == '-':
 			for j := 1; j < len(a); j++ {
 				known, valued := s.shortTakesValue(a[j])
@@ -92,7 +140,7 @@ func (s optionSpec) parse(p *Process, args []string, stopAtOperand bool) (cmdlin
 					return c, p.Fail(2, "invalid option -- '%c' (not modelled by sshtest)", a[j]), false
 				}
 				if !valued {
-					c.opts["-"+string(a[j])] = ""
+					c.set("-"+string(a[j]), "")
 					continue
 				}
 				val := a[j+1:]
@@ -103,7 +151,7 @@ func (s optionSpec) parse(p *Process, args []string, stopAtOperand bool) (cmdlin
 					i++
 					val = args[i]
 				}
-				c.opts["-"+string(a[j])] = val
+				c.set("-"+string(a[j]), val)
 				break
 			}
 		default:

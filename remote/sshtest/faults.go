@@ -176,10 +176,16 @@ func (l *faultListener) Accept() (net.Conn, error) {
 	}
 }
 
-// onConn applies the accept delay before the handshake.
+// onConn applies the accept delay before the handshake (cut short when the
+// server closes).
 func (s *Server) onConn(_ gliderssh.Context, c net.Conn) net.Conn {
 	if d := s.faults.delay(); d > 0 {
-		time.Sleep(d)
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-s.done:
+		}
 	}
 	return c
 }

@@ -16,8 +16,9 @@ import (
 
 // Cred is the identity a fake program or an SFTP request acts as.
 type Cred struct {
-	UID, GID int
-	Groups   []int // supplementary groups
+	UID    int   // user ID, 0 for root
+	GID    int   // primary group ID
+	Groups []int // supplementary groups
 }
 
 // Root is the superuser's identity.
@@ -33,17 +34,18 @@ const (
 )
 
 // FS is an in-memory POSIX-like filesystem: directories, regular files,
-// symbolic links and a /dev/null device, with owners, groups, permission bits
-// and the sticky bit. A fake host's shell and its SFTP server share one FS, so
+// symbolic and hard links and a /dev/null device, with owners, groups,
+// permission bits and the setuid, setgid and sticky bits. A fake host's shell and its SFTP server share one FS, so
 // a file uploaded over SFTP is what `cat` prints and what `sha256sum` hashes.
 //
 // The methods on FS act as root and skip permission checks: tests use them to
 // seed and inspect a host. Fake programs and SFTP requests use the
 // permission-checked view returned by [FS.As].
 //
-// Names are absolute slash-separated paths; they are cleaned, and symbolic
-// links are followed as the kernel does (at most 40 per lookup). FS is safe
-// for concurrent use.
+// Names are absolute slash-separated paths; they are cleaned lexically (so
+// "link/.." is the directory holding link, where the kernel would take the
+// parent of link's target), and symbolic links are followed as the kernel
+// does (at most 40 per lookup). FS is safe for concurrent use.
 type FS struct {
 	mu   sync.RWMutex
 	root *inode
@@ -95,7 +97,8 @@ func must(err error) {
 }
 
 // As returns a view of the filesystem that acts as cred, resolves relative
-// names against dir and applies umask 022 to files and directories it creates.
+// names against dir and applies umask 022 to files and directories it
+// creates (see [UserFS.WithUmask]).
 func (f *FS) As(cred Cred, dir string) *UserFS {
 	return &UserFS{fs: f, cred: cred, dir: path.Clean("/" + dir), umask: 0o022}
 }
@@ -106,8 +109,9 @@ func (f *FS) As(cred Cred, dir string) *UserFS {
 func (f *FS) ReadFile(name string) ([]byte, error) { return f.As(Root, "/").ReadFile(name) }
 
 // WriteFile creates or replaces a file with the given content and permission
-// bits (no umask), creating missing parent directories (mode 0755). The file
-// is owned by root unless changed with [FS.Chown].
+// bits (no umask), creating missing parent directories (mode 0755). A new
+// file is owned by root (change it with [FS.Chown]); an existing one keeps
+// its owner.
 func (f *FS) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	u := f.As(Root, "/")
 	u.umask = 0
@@ -138,7 +142,21 @@ func (f *FS) MkdirAll(name string, perm fs.FileMode) error {
 // Stat returns information about a file, following symbolic links.
 func (f *FS) Stat(name string) (fs.FileInfo, error) { return f.As(Root, "/").Stat(name) }
 
-// Chown changes the owner and group of a file.
+// Lstat returns information about a file without following a final
+// symbolic link.
+func (f *FS) Lstat(name string) (fs.FileInfo, error) { return f.As(Root, "/").Lstat(name) }
+
+// Readlink returns the target of a symbolic link.
+func (f *FS) Readlink(name string) (string, error) { return f.As(Root, "/").Readlink(name) }
+
+// ReadDir lists a directory sorted by name.
+func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) { return f.As(Root, "/").ReadDir(name) }
+
+// Chmod changes the permission bits (and the setuid, setgid and sticky
+// bits) of a file.
+func (f *FS) Chmod(name string, mode fs.FileMode) error { return f.As(Root, "/").Chmod(name, mode) }
+
+// Chown changes the owner and group of a file; -1 leaves one unchanged.
 func (f *FS) Chown(name string, uid, gid int) error { return f.As(Root, "/").Chown(name, uid, gid) }
 
 // Remove removes a file or an empty directory.
@@ -165,6 +183,17 @@ func (f *FS) LookupUser(name string) (uid, gid int, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// homeDir returns a user's home directory from /etc/passwd ("/" when the
+// user has none).
+func (f *FS) homeDir(name string) string {
+	for _, fields := range f.dbEntries("/etc/passwd", 6) {
+		if fields[0] == name && fields[5] != "" {
+			return fields[5]
+		}
+	}
+	return "/"
 }
 
 // LookupGroup returns the GID of a group named in /etc/group.
@@ -239,6 +268,18 @@ type UserFS struct {
 // Cred returns the identity the view acts as.
 func (u *UserFS) Cred() Cred { return u.cred }
 
+// Umask returns the permission bits the view clears from the modes of the
+// files and directories it creates.
+func (u *UserFS) Umask() fs.FileMode { return u.umask }
+
+// WithUmask returns a copy of the view that applies mask (permission bits
+// only) instead, as after the umask(2) system call.
+func (u *UserFS) WithUmask(mask fs.FileMode) *UserFS {
+	c := *u
+	c.umask = mask & fs.ModePerm
+	return &c
+}
+
 // Dir returns the directory relative names are resolved against.
 func (u *UserFS) Dir() string { return u.dir }
 
@@ -283,6 +324,9 @@ type resolved struct {
 // walk resolves name. It follows symbolic links in every element but the
 // last, and in the last too when follow is set. Callers hold f.mu.
 func (u *UserFS) walk(op, name string, follow bool) (resolved, error) {
+	if name == "" {
+		return resolved{}, pathErr(op, name, syscall.ENOENT)
+	}
 	orig := name
 	name = u.Abs(name)
 	links := 0
@@ -353,7 +397,8 @@ func (u *UserFS) stat(op, name string, follow bool) (fs.FileInfo, error) {
 	if r.node == nil {
 		return nil, pathErr(op, name, syscall.ENOENT)
 	}
-	return newInfo(r.name, r.node), nil
+	// Like os.Stat, name the file as asked, not as the link target.
+	return newInfo(path.Base(u.Abs(name)), r.node), nil
 }
 
 // Access checks the permission bits (a combination of 4 read, 2 write,
@@ -442,7 +487,7 @@ func (u *UserFS) OpenFile(name string, flag int, perm fs.FileMode) (*File, error
 		if !u.can(r.parent, accessWrite|accessExec) {
 			return nil, pathErr("open", name, syscall.EACCES)
 		}
-		n = &inode{mode: perm.Perm() &^ u.umask, uid: u.cred.UID, gid: u.cred.GID, mtime: u.fs.now()}
+		n = &inode{mode: perm.Perm() &^ u.umask, uid: u.cred.UID, gid: u.newGID(r.parent), mtime: u.fs.now()}
 		r.parent.entries[r.name] = n
 		r.parent.mtime = n.mtime
 	case flag&syscall.O_EXCL != 0 && flag&syscall.O_CREAT != 0:
@@ -488,20 +533,34 @@ func (u *UserFS) mkdir(name string, perm fs.FileMode) error {
 		return pathErr("mkdir", name, syscall.EACCES)
 	}
 	mode := fs.ModeDir | (perm&(fs.ModePerm|fs.ModeSticky|fs.ModeSetgid))&^u.umask
+	if r.parent.mode&fs.ModeSetgid != 0 {
+		mode |= fs.ModeSetgid // a setgid directory passes the bit on
+	}
 	now := u.fs.now()
-	r.parent.entries[r.name] = &inode{mode: mode, uid: u.cred.UID, gid: u.cred.GID, entries: map[string]*inode{}, mtime: now}
+	r.parent.entries[r.name] = &inode{mode: mode, uid: u.cred.UID, gid: u.newGID(r.parent), entries: map[string]*inode{}, mtime: now}
 	r.parent.mtime = now
 	return nil
 }
 
-// MkdirAll creates a directory and any missing parents.
+// newGID is the group of a new file in dir: the directory's group when it
+// has the setgid bit, the creator's primary group otherwise.
+func (u *UserFS) newGID(dir *inode) int {
+	if dir.mode&fs.ModeSetgid != 0 {
+		return dir.gid
+	}
+	return u.cred.GID
+}
+
+// MkdirAll creates a directory and any missing parents, as mkdir -p does.
+// It fails with EEXIST when name exists but is not a directory, and with
+// ENOTDIR when one of its parents is not.
 func (u *UserFS) MkdirAll(name string, perm fs.FileMode) error {
 	u.fs.mu.Lock()
 	defer u.fs.mu.Unlock()
 	abs := u.Abs(name)
 	parts := strings.Split(strings.TrimPrefix(abs, "/"), "/")
 	cur := "/"
-	for _, p := range parts {
+	for i, p := range parts {
 		if p == "" {
 			continue
 		}
@@ -511,10 +570,14 @@ func (u *UserFS) MkdirAll(name string, perm fs.FileMode) error {
 			return err
 		}
 		if r.node != nil {
-			if !r.node.mode.IsDir() {
+			switch {
+			case r.node.mode.IsDir():
+				continue
+			case i == len(parts)-1:
+				return pathErr("mkdir", cur, syscall.EEXIST)
+			default:
 				return pathErr("mkdir", cur, syscall.ENOTDIR)
 			}
-			continue
 		}
 		if err := u.mkdir(cur, perm); err != nil {
 			return err
@@ -614,12 +677,69 @@ func (u *UserFS) Symlink(oldname, newname string) error {
 	switch {
 	case err != nil:
 		return err
+	case oldname == "":
+		return pathErr("symlink", newname, syscall.ENOENT)
 	case r.node != nil:
 		return pathErr("symlink", newname, syscall.EEXIST)
 	case !u.can(r.parent, accessWrite|accessExec):
 		return pathErr("symlink", newname, syscall.EACCES)
 	}
 	r.parent.entries[r.name] = &inode{mode: fs.ModeSymlink | 0o777, uid: u.cred.UID, gid: u.cred.GID, target: oldname, mtime: u.fs.now()}
+	return nil
+}
+
+// Realpath returns the absolute path of name with every symbolic link
+// resolved and no "." or ".." elements, as realpath(3) does. The file must
+// exist.
+func (u *UserFS) Realpath(name string) (string, error) {
+	return u.canonical(name, true)
+}
+
+// canonical resolves name like Realpath; when mustExist is false the last
+// element may be missing, as for readlink -f.
+func (u *UserFS) canonical(name string, mustExist bool) (string, error) {
+	u.fs.mu.RLock()
+	defer u.fs.mu.RUnlock()
+	r, err := u.walk("realpath", name, true)
+	switch {
+	case err != nil:
+		return "", err
+	case r.node == nil && mustExist:
+		return "", pathErr("realpath", name, syscall.ENOENT)
+	}
+	return r.path, nil
+}
+
+// Link creates newname as a hard link to oldname, as link(2) does: both
+// names then refer to the same file (a symbolic link oldname is not
+// followed). Directories cannot be linked. As with Ubuntu's
+// fs.protected_hardlinks, a user may only link a file they own or may read
+// and write. Link counts are not kept: ls -l and stat show 1.
+func (u *UserFS) Link(oldname, newname string) error {
+	u.fs.mu.Lock()
+	defer u.fs.mu.Unlock()
+	from, err := u.walk("link", oldname, false)
+	switch {
+	case err != nil:
+		return err
+	case from.node == nil:
+		return pathErr("link", oldname, syscall.ENOENT)
+	case from.node.mode.IsDir():
+		return pathErr("link", oldname, syscall.EPERM)
+	case u.cred.UID != 0 && u.cred.UID != from.node.uid && !u.can(from.node, accessRead|accessWrite):
+		return pathErr("link", oldname, syscall.EPERM)
+	}
+	to, err := u.walk("link", newname, false)
+	switch {
+	case err != nil:
+		return err
+	case to.node != nil:
+		return pathErr("link", newname, syscall.EEXIST)
+	case !u.can(to.parent, accessWrite|accessExec):
+		return pathErr("link", newname, syscall.EACCES)
+	}
+	to.parent.entries[to.name] = from.node
+	to.parent.mtime = u.fs.now()
 	return nil
 }
 
@@ -639,8 +759,9 @@ func (u *UserFS) Readlink(name string) (string, error) {
 	return r.node.target, nil
 }
 
-// Chmod changes the permission bits (and sticky/setgid bits) of a file. Only
-// the owner or root may do it.
+// Chmod changes the permission bits (and the setuid, setgid and sticky
+// bits) of a file, following symbolic links. Only the owner or root may do
+// it.
 func (u *UserFS) Chmod(name string, mode fs.FileMode) error {
 	return u.modify("chmod", name, func(n *inode) error {
 		if u.cred.UID != 0 && u.cred.UID != n.uid {
@@ -672,7 +793,8 @@ func (u *UserFS) Chown(name string, uid, gid int) error {
 	})
 }
 
-// Chtimes sets a file's modification time.
+// Chtimes sets a file's modification time. The owner and root may; so may
+// anyone with write access, as for setting it to now with touch.
 func (u *UserFS) Chtimes(name string, mtime time.Time) error {
 	return u.modify("chtimes", name, func(n *inode) error {
 		if u.cred.UID != 0 && u.cred.UID != n.uid && !u.can(n, accessWrite) {
@@ -687,6 +809,8 @@ func (u *UserFS) Chtimes(name string, mtime time.Time) error {
 func (u *UserFS) Truncate(name string, size int64) error {
 	return u.modify("truncate", name, func(n *inode) error {
 		switch {
+		case size < 0:
+			return syscall.EINVAL
 		case n.mode.IsDir():
 			return syscall.EISDIR
 		case !u.can(n, accessWrite):
@@ -719,6 +843,12 @@ func (n *inode) truncate(size int64) {
 		n.data = n.data[:size]
 		return
 	}
+	if size <= int64(cap(n.data)) {
+		old := len(n.data)
+		n.data = n.data[:size]
+		clear(n.data[old:])
+		return
+	}
 	n.data = append(n.data, make([]byte, size-int64(len(n.data)))...)
 }
 
@@ -734,8 +864,10 @@ type File struct {
 	read   bool
 	write  bool
 	append bool
-	off    int64
-	closed bool
+	closed bool // guarded by fs.mu
+
+	mu  sync.Mutex // guards off; taken before fs.mu
+	off int64
 }
 
 // Name returns the file's resolved path.
@@ -743,6 +875,8 @@ func (f *File) Name() string { return f.name }
 
 // Read reads from the current offset.
 func (f *File) Read(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	n, err := f.ReadAt(p, f.off)
 	f.off += int64(n)
 	if err == io.EOF && n > 0 {
@@ -762,6 +896,8 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 		return 0, pathErr("read", f.name, syscall.EBADF)
 	case f.n.mode.IsDir():
 		return 0, pathErr("read", f.name, syscall.EISDIR)
+	case off < 0:
+		return 0, pathErr("read", f.name, syscall.EINVAL)
 	case f.n.null || off >= int64(len(f.n.data)):
 		return 0, io.EOF
 	}
@@ -772,39 +908,54 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// Write writes at the current offset (at the end with O_APPEND).
+// Write writes at the current offset. With O_APPEND it writes at the end
+// of the file, atomically, so concurrent appenders never overwrite each
+// other.
 func (f *File) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
 	off := f.off
 	if f.append {
-		f.fs.mu.RLock()
 		off = int64(len(f.n.data))
-		f.fs.mu.RUnlock()
 	}
-	n, err := f.WriteAt(p, off)
+	n, err := f.writeAt(p, off)
 	f.off = off + int64(n)
 	return n, err
 }
 
-// WriteAt writes at an absolute offset, growing the file as needed.
+// WriteAt writes at an absolute offset, growing the file as needed; a gap
+// between the old end and off reads as zeros.
 func (f *File) WriteAt(p []byte, off int64) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
+	return f.writeAt(p, off)
+}
+
+func (f *File) writeAt(p []byte, off int64) (int, error) {
 	switch {
 	case f.closed:
 		return 0, fs.ErrClosed
 	case !f.write:
 		return 0, pathErr("write", f.name, syscall.EBADF)
+	case off < 0:
+		return 0, pathErr("write", f.name, syscall.EINVAL)
 	case f.n.null:
 		return len(p), nil
 	}
+	size := int64(len(f.n.data))
 	end := off + int64(len(p))
-	if end > int64(len(f.n.data)) {
+	if end > size {
 		if end > int64(cap(f.n.data)) {
 			grown := make([]byte, end, max(end, 2*int64(cap(f.n.data))))
 			copy(grown, f.n.data)
 			f.n.data = grown
 		} else {
+			// Bytes past the old end may be left over from before a
+			// truncation: a hole must read as zeros.
 			f.n.data = f.n.data[:end]
+			clear(f.n.data[size:end])
 		}
 	}
 	copy(f.n.data[off:], p)
@@ -814,6 +965,8 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 
 // Seek sets the offset for the next Read or Write.
 func (f *File) Seek(offset int64, whence int) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.fs.mu.RLock()
 	size := int64(len(f.n.data))
 	f.fs.mu.RUnlock()
@@ -864,8 +1017,11 @@ type info struct {
 
 func newInfo(name string, n *inode) *info {
 	size := int64(len(n.data))
-	if n.mode&fs.ModeSymlink != 0 {
+	switch {
+	case n.mode&fs.ModeSymlink != 0:
 		size = int64(len(n.target))
+	case n.mode.IsDir():
+		size = 4096 // one ext4 block, as stat and ls -l show
 	}
 	return &info{
 		name: name, size: size, mode: n.mode, mtime: n.mtime,

@@ -1,7 +1,6 @@
 package sshtest
 
 import (
-	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
@@ -15,7 +14,6 @@ import (
 
 	gliderssh "github.com/gliderlabs/ssh"
 	"golang.org/x/crypto/ssh"
-	"mvdan.cc/sh/v3/interp"
 )
 
 // SudoPolicy says what sudo lets a user do. It is written to
@@ -23,12 +21,12 @@ import (
 type SudoPolicy int
 
 const (
-	// SudoNone: the user is not in the sudoers file.
+	// SudoNone means the user is not in the sudoers file.
 	SudoNone SudoPolicy = iota
-	// SudoPassword: the user may run any command as root after giving their
+	// SudoPassword means the user may run any command as root after giving their
 	// own password.
 	SudoPassword
-	// SudoNoPassword: the user may run any command as root without a
+	// SudoNoPassword means the user may run any command as root without a
 	// password (NOPASSWD: ALL).
 	SudoNoPassword
 )
@@ -57,8 +55,18 @@ type Config struct {
 	Users []User
 	// HostKey is the server's host key; a fresh Ed25519 key by default.
 	HostKey ssh.Signer
-	// FS is the host's filesystem; a fresh [NewFS] by default.
+	// FS is the host's filesystem; a fresh [NewFS] by default. NewServer
+	// (over)writes /etc/passwd, /etc/group, /etc/hostname, the users' home
+	// directories and /etc/sudoers.d/NAME, and installs the built-in
+	// programs in /usr/bin.
 	FS *FS
+	// MaxSessions is the number of sessions (commands and SFTP) a
+	// connection may have open at once, as sshd's MaxSessions: one more is
+	// refused with "administratively prohibited (open failed)". A session
+	// counts until the server has finished with it, which can be a moment
+	// after the client closed it, as with sshd. 0 means sshd's default of
+	// 10; a negative value means no limit.
+	MaxSessions int
 }
 
 // Server is a fake host: a real SSH server, in-process, whose exec requests
@@ -74,22 +82,30 @@ type Server struct {
 	fs       *FS
 	ln       *faultListener
 	srv      *gliderssh.Server
-	serveErr chan error
+	done     chan struct{} // closed by Close
+	closeMu  sync.Mutex
+	maxSess  int
+
+	sessMu   sync.Mutex
+	sessions map[*ssh.ServerConn]int // open sessions by connection
 
 	mu       sync.Mutex
 	users    map[string]User
 	programs map[string]Program // by absolute path
-	execs    []Exec
-	calls    []Call
+	execs    []*Exec            // pointers, so that a late update after ResetTranscript is harmless
+	calls    []*Call
 	faults   faults
 }
 
 // Exec is one SSH exec request in a server's transcript.
 type Exec struct {
-	User    string
+	// User is the login user.
+	User string
+	// Command is the command as the client sent it.
 	Command string
 	// Exit is the exit status, -1 while running or when the session ended
-	// without one (connection dropped, signal).
+	// without one (connection dropped, signal, session closed by the
+	// client).
 	Exit int
 }
 
@@ -97,8 +113,11 @@ type Exec struct {
 type Call struct {
 	// User is the identity the program ran as (root under sudo).
 	User string
+	// Args is the argv, as the program was invoked (argv[0] as written:
+	// "apt-get", "/usr/bin/apt-get", "./script.sh").
 	Args []string
-	// Exit is the exit status, -1 while running.
+	// Exit is the exit status, -1 while running; 143 for a program ended by
+	// a signal or a cancelled session.
 	Exit int
 }
 
@@ -131,7 +150,12 @@ func NewServer(cfg Config) (*Server, error) {
 		fs:       cfg.FS,
 		users:    map[string]User{},
 		programs: map[string]Program{},
-		serveErr: make(chan error, 1),
+		done:     make(chan struct{}),
+		maxSess:  cfg.MaxSessions,
+		sessions: map[*ssh.ServerConn]int{},
+	}
+	if s.maxSess == 0 {
+		s.maxSess = 10
 	}
 	if err := s.addUsers(cfg.Users); err != nil {
 		return nil, err
@@ -156,7 +180,7 @@ func NewServer(cfg Config) (*Server, error) {
 		ChannelHandlers:            map[string]gliderssh.ChannelHandler{"session": s.handleSession},
 	}
 	s.srv.AddHostKey(s.hostKey)
-	go func() { s.serveErr <- s.srv.Serve(s.ln) }()
+	go s.srv.Serve(s.ln)
 	return s, nil
 }
 
@@ -171,8 +195,16 @@ func Start(tb testing.TB, cfg Config) *Server {
 	return s
 }
 
-// Close stops the server and drops every connection.
+// Close stops the server and drops every connection; running commands are
+// cancelled as if the client had hung up. Closing twice is harmless.
 func (s *Server) Close() error {
+	s.closeMu.Lock()
+	select {
+	case <-s.done:
+	default:
+		close(s.done)
+	}
+	s.closeMu.Unlock()
 	err := s.srv.Close()
 	if errors.Is(err, gliderssh.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
 		err = nil
@@ -199,18 +231,30 @@ func (s *Server) Hostname() string { return s.hostname }
 func (s *Server) FS() *FS { return s.fs }
 
 // Handle installs a fake program at an absolute path: the file is created
-// (mode 0755) so that PATH lookup and `command -v` find it, and running it
-// calls p. Handling an existing path replaces its program.
+// (root-owned, mode 0755, missing directories 0755) so that PATH lookup,
+// `command -v` and `test -x` find it, and running it calls p. Handling an
+// existing path replaces its program and leaves the file alone. The file's
+// content is a small binary-looking stub that names the path, so a copy of
+// it (cp, install) runs the same program, as a copied binary would.
+//
+// Handle panics if file is not absolute or cannot be created.
 func (s *Server) Handle(file string, p Program) {
 	s.Register(file, p)
 	if !s.fs.Exists(file) {
-		must(s.fs.WriteFile(file, []byte("#!sshtest fake program\n"), 0o755))
+		must(s.fs.WriteFile(file, fakeStub(path.Clean(file)), 0o755))
 	}
 }
 
+// fakeStub is the content of a fake program's file.
+func fakeStub(file string) []byte { return []byte(fakeMagic + file + "\n") }
+
 // Register attaches a program to an absolute path without creating the
 // file. The program becomes runnable when something creates the file, as a
-// fake package manager does when it installs a package.
+// fake package manager does when it installs a package (writing the content
+// of [Server.Handle]'s stub is not needed: any executable file at the path
+// runs p). Registering an existing path replaces its program.
+//
+// Register panics if file is not absolute.
 func (s *Server) Register(file string, p Program) {
 	if !path.IsAbs(file) {
 		panic("sshtest: program path must be absolute: " + file)
@@ -224,23 +268,32 @@ func (s *Server) Register(file string, p Program) {
 func (s *Server) Transcript() []Exec {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.execs)
+	out := make([]Exec, len(s.execs))
+	for i, e := range s.execs {
+		out[i] = *e
+	}
+	return out
 }
 
-// Calls returns the program invocations so far, oldest first. Args slices
+// Calls returns the program invocations so far, oldest first: every
+// program a command ran, through the shell, sudo, env, timeout or a script,
+// including those that were not found (exit status 127). Shell builtins
+// (echo, printf, test, cd, command -v, ...) are not programs and do not
+// appear, unless run as programs (`sudo echo`, `env printf`). Args slices
 // are copies.
 func (s *Server) Calls() []Call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Call, len(s.calls))
 	for i, c := range s.calls {
-		c.Args = slices.Clone(c.Args)
-		out[i] = c
+		out[i] = *c
+		out[i].Args = slices.Clone(c.Args)
 	}
 	return out
 }
 
-// CallsTo returns the invocations of the program with the given base name.
+// CallsTo returns the invocations of the program with the given base name
+// (argv[0] "/usr/bin/apt-get" and "apt-get" both count for "apt-get").
 func (s *Server) CallsTo(name string) []Call {
 	var out []Call
 	for _, c := range s.Calls() {
@@ -339,16 +392,13 @@ func (s *Server) checkPublicKey(ctx gliderssh.Context, key gliderssh.PublicKey) 
 }
 
 // login builds the process of a login session: the user's identity, home
-// directory and environment.
+// directory and environment, as /etc/passwd has them.
 func (s *Server) login(user string) (*Process, error) {
 	uid, gid, ok := s.fs.LookupUser(user)
 	if !ok {
 		return nil, fmt.Errorf("no such user %q", user)
 	}
-	home := "/home/" + user
-	if uid == 0 {
-		home = "/root"
-	}
+	home := s.fs.homeDir(user)
 	return &Process{
 		Env: []string{
 			"HOME=" + home, "USER=" + user, "LOGNAME=" + user, "SHELL=/bin/bash",
@@ -359,134 +409,4 @@ func (s *Server) login(user string) (*Process, error) {
 		FS:   s.fs.As(Cred{UID: uid, GID: gid, Groups: s.fs.SupplementaryGroups(user)}, home),
 		Host: s,
 	}, nil
-}
-
-// exec runs p.Args[0] found on PATH, records the call and applies faults.
-func (s *Server) exec(ctx context.Context, p *Process) (code int) {
-	if len(p.Args) == 0 {
-		return 0
-	}
-	idx := s.recordCall(p)
-	defer func() { s.finishCall(idx, code) }()
-
-	if p.Args[0] == commandV {
-		return commandVProgram(p)
-	}
-	if code, ok := s.faults.programFault(ctx, p); ok {
-		return code
-	}
-	file, code := s.lookPath(p)
-	if code != 0 {
-		return code
-	}
-	s.mu.Lock()
-	prog := s.programs[file]
-	s.mu.Unlock()
-	if prog == nil {
-		fmt.Fprintf(p.Stderr, "bash: %s: cannot execute binary file: Exec format error\n", p.Args[0])
-		return 126
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			fmt.Fprintf(p.Stderr, "sshtest: fake program %s panicked: %v\n", file, r)
-			code = 70
-		}
-	}()
-	return prog(ctx, p)
-}
-
-// lookPath resolves argv[0] as execvp does: a name with a slash is a path,
-// any other name is searched on PATH. It returns the file or an exit status
-// and message as bash gives them (127 not found, 126 not executable).
-func (s *Server) lookPath(p *Process) (string, int) {
-	name := p.Args[0]
-	if strings.Contains(name, "/") {
-		file := p.FS.Abs(name)
-		fi, err := p.FS.Stat(file)
-		switch {
-		case err != nil:
-			fmt.Fprintf(p.Stderr, "bash: %s: No such file or directory\n", name)
-			return "", 127
-		case fi.IsDir():
-			fmt.Fprintf(p.Stderr, "bash: %s: Is a directory\n", name)
-			return "", 126
-		case p.FS.Access(file, accessExec) != nil:
-			fmt.Fprintf(p.Stderr, "bash: %s: Permission denied\n", name)
-			return "", 126
-		}
-		return s.resolveLinks(p, file), 0
-	}
-	if file, ok := s.search(p, name); ok {
-		return s.resolveLinks(p, file), 0
-	}
-	fmt.Fprintf(p.Stderr, "bash: %s: command not found\n", name)
-	return "", 127
-}
-
-func (s *Server) search(p *Process, name string) (string, bool) {
-	pathEnv := p.Getenv("PATH")
-	if pathEnv == "" {
-		pathEnv = defaultPath
-	}
-	for _, dir := range strings.Split(pathEnv, ":") {
-		if dir == "" {
-			dir = "."
-		}
-		file := p.FS.Abs(path.Join(dir, name))
-		if fi, err := p.FS.Stat(file); err == nil && fi.Mode().IsRegular() && p.FS.Access(file, accessExec) == nil {
-			return file, true
-		}
-	}
-	return "", false
-}
-
-// resolveLinks follows symbolic links so that /bin/sh -> /usr/bin/dash finds
-// the program registered at the target.
-func (s *Server) resolveLinks(p *Process, file string) string {
-	for range 40 {
-		target, err := p.FS.Readlink(file)
-		if err != nil {
-			return file
-		}
-		if !path.IsAbs(target) {
-			target = path.Join(path.Dir(file), target)
-		}
-		file = path.Clean(target)
-	}
-	return file
-}
-
-func (s *Server) recordCall(p *Process) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls = append(s.calls, Call{User: p.User, Args: slices.Clone(p.Args), Exit: -1})
-	return len(s.calls) - 1
-}
-
-func (s *Server) finishCall(idx, code int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if idx < len(s.calls) {
-		s.calls[idx].Exit = code
-	}
-}
-
-// commandVProgram implements `command -v NAME...`: builtins print their
-// name, programs their path.
-func commandVProgram(p *Process) int {
-	code := 0
-	for _, name := range p.Args[1:] {
-		if interp.IsBuiltin(name) {
-			fmt.Fprintln(p.Stdout, name)
-			continue
-		}
-		if file, ok := p.Host.search(p, name); ok && !strings.Contains(name, "/") {
-			fmt.Fprintln(p.Stdout, file)
-		} else if strings.Contains(name, "/") && p.FS.Access(name, accessExec) == nil {
-			fmt.Fprintln(p.Stdout, name)
-		} else {
-			code = 1
-		}
-	}
-	return code
 }

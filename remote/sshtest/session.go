@@ -13,11 +13,16 @@ import (
 // handleSession serves one "session" channel the way OpenSSH's sshd does for
 // a non-interactive client: exec requests run through the user's login shell
 // (bash -c), the "sftp" subsystem serves the filesystem, a "signal" request
-// or the client closing the channel ends the running command. PTY, shell
-// and environment requests are refused (sshd without AcceptEnv ignores
-// environment variables too), so code that depends on them fails here as it
-// would on a hardened host.
+// or the client closing the channel ends the running command. PTY, shell,
+// environment and agent requests are refused (sshd without AcceptEnv
+// refuses environment variables too), so code that depends on them fails
+// here as it would on a hardened host.
 func (s *Server) handleSession(_ *gliderssh.Server, conn *ssh.ServerConn, newChan ssh.NewChannel, connCtx gliderssh.Context) {
+	if !s.openSession(conn) {
+		newChan.Reject(ssh.Prohibited, "open failed")
+		return
+	}
+	defer s.closeSession(conn)
 	ch, reqs, err := newChan.Accept()
 	if err != nil {
 		return
@@ -48,8 +53,10 @@ func (s *Server) handleSession(_ *gliderssh.Server, conn *ssh.ServerConn, newCha
 				}
 			}()
 		case "signal":
+			// A signal that ends a process ends the command (there is
+			// none to signal before the exec request).
 			var payload struct{ Signal string }
-			if ssh.Unmarshal(req.Payload, &payload) == nil {
+			if ssh.Unmarshal(req.Payload, &payload) == nil && started && terminating(payload.Signal) {
 				sess.setSignal(payload.Signal)
 				cancel()
 			}
@@ -62,6 +69,34 @@ func (s *Server) handleSession(_ *gliderssh.Server, conn *ssh.ServerConn, newCha
 	// The client closed the channel (or the connection is gone): like sshd
 	// closing the pipes of the session's process group, end the command.
 	cancel()
+}
+
+// openSession takes one of the connection's MaxSessions slots.
+func (s *Server) openSession(conn *ssh.ServerConn) bool {
+	s.sessMu.Lock()
+	defer s.sessMu.Unlock()
+	if s.maxSess > 0 && s.sessions[conn] >= s.maxSess {
+		return false
+	}
+	s.sessions[conn]++
+	return true
+}
+
+func (s *Server) closeSession(conn *ssh.ServerConn) {
+	s.sessMu.Lock()
+	defer s.sessMu.Unlock()
+	if s.sessions[conn]--; s.sessions[conn] <= 0 {
+		delete(s.sessions, conn)
+	}
+}
+
+// terminating reports whether a signal's default action ends a process.
+func terminating(sig string) bool {
+	switch strings.TrimPrefix(sig, "SIG") {
+	case "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG", "WINCH":
+		return false
+	}
+	return true
 }
 
 type session struct {
@@ -89,24 +124,24 @@ func (c *session) signalName() string {
 }
 
 func (c *session) exec(ctx context.Context, command string) {
-	idx := c.s.recordExec(c.user, command)
+	e := c.s.recordExec(c.user, command)
 	drop := c.s.faults.takeDrop()
 	p, err := c.s.login(c.user)
 	if err != nil {
 		c.ch.Stderr().Write([]byte(err.Error() + "\n"))
-		c.finish(idx, 1)
+		c.finish(e, 1)
 		return
 	}
 	p.Stdin, p.Stdout, p.Stderr = c.ch, c.ch, c.ch.Stderr()
 	code := c.s.runShell(ctx, p, command, "bash", nil, nil)
-	if drop {
+	switch sig := c.signalName(); {
+	case drop:
 		// The command ran; its outcome never reaches the client.
-		c.s.finishExec(idx, -1)
+		c.s.finishExec(e, -1)
 		c.conn.Close()
-		return
-	}
-	if sig := c.signalName(); sig != "" {
-		c.s.finishExec(idx, -1)
+	case sig != "":
+		// As sshd reports a command killed by a signal.
+		c.s.finishExec(e, -1)
 		c.ch.CloseWrite()
 		c.ch.SendRequest("exit-signal", false, ssh.Marshal(struct {
 			Signal     string
@@ -115,13 +150,19 @@ func (c *session) exec(ctx context.Context, command string) {
 			Lang       string
 		}{Signal: strings.TrimPrefix(sig, "SIG")}))
 		c.ch.Close()
-		return
+	case ctx.Err() != nil:
+		// The client closed the session, or the connection or the
+		// server is gone: the command was cancelled and nobody waits
+		// for its status.
+		c.s.finishExec(e, -1)
+		c.ch.Close()
+	default:
+		c.finish(e, code)
 	}
-	c.finish(idx, code)
 }
 
-func (c *session) finish(idx, code int) {
-	c.s.finishExec(idx, code)
+func (c *session) finish(e *Exec, code int) {
+	c.s.finishExec(e, code)
 	c.ch.CloseWrite()
 	c.ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{uint32(code)}))
 	c.ch.Close()
@@ -141,17 +182,16 @@ func (c *session) sftp() {
 	c.ch.Close()
 }
 
-func (s *Server) recordExec(user, command string) int {
+func (s *Server) recordExec(user, command string) *Exec {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.execs = append(s.execs, Exec{User: user, Command: command, Exit: -1})
-	return len(s.execs) - 1
+	e := &Exec{User: user, Command: command, Exit: -1}
+	s.execs = append(s.execs, e)
+	return e
 }
 
-func (s *Server) finishExec(idx, code int) {
+func (s *Server) finishExec(e *Exec, code int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if idx < len(s.execs) {
-		s.execs[idx].Exit = code
-	}
+	e.Exit = code
 }

@@ -81,7 +81,15 @@ func (h *sftpHandler) Filecmd(r *sftp.Request) error {
 		}
 		return h.fs.Remove(r.Filepath)
 	case "Mkdir":
-		return h.fs.Mkdir(r.Filepath, 0o777)
+		// As OpenSSH's sftp-server: the requested mode, or 0777, less
+		// the umask.
+		perm := fs.FileMode(0o777)
+		if r.AttrFlags().Permissions {
+			perm = r.Attributes().FileMode().Perm()
+		}
+		return h.fs.Mkdir(r.Filepath, perm)
+	case "Link":
+		return h.fs.Link(r.Filepath, r.Target)
 	case "Symlink":
 		// pkg/sftp swaps the arguments of OpenSSH's reversed SYMLINK packet.
 		return h.fs.Symlink(r.Filepath, r.Target)

@@ -3,12 +3,16 @@ package sshtest
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 )
 
 // sudoProgram is a fake sudo with the semantics the SDK relies on:
 //
-//   - the policy is read from /etc/sudoers.d/USER (ALL, or NOPASSWD:ALL);
+//   - the policy is read from /etc/sudoers.d/USER (a line with ALL, or
+//     NOPASSWD:ALL); a user without the file is not in the sudoers file;
+//   - root needs no password;
 //   - -n fails with "sudo: a password is required" when a password would be
 //     needed, instead of waiting for one;
 //   - -S reads the password from standard input one byte at a time up to a
@@ -17,51 +21,84 @@ import (
 //   - without -S and with a password needed it fails, as there is no
 //     terminal;
 //   - credentials are never cached, as if every call used -k;
-//   - the command runs as root with a reset environment (PATH=secure_path,
-//     HOME=/root, SUDO_USER...), or the caller's with -E.
+//   - the command runs as root (or the -u user) with a reset environment
+//     (PATH=secure_path, HOME, USER, LOGNAME, SHELL of the target, SUDO_*,
+//     and LANG kept), or the caller's with -E (PATH still secure_path);
+//   - a command that is not found is "sudo: NAME: command not found", exit
+//     status 1.
 func sudoProgram(ctx context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "nSkp:u:EH", long: []string{"non-interactive", "stdin", "reset-timestamp", "prompt=", "user=", "preserve-env"}}.parse(p, p.Args[1:], true)
+	c, code, ok := optionSpec{short: "nSkp:u:EH", long: []string{"non-interactive", "stdin", "reset-timestamp", "prompt=", "user=", "preserve-env", "set-home"}}.parse(p, p.Args[1:], true)
 	if !ok {
 		return code
 	}
+	if len(c.operands) == 0 && c.has("-k", "--reset-timestamp") {
+		return 0 // nothing is cached anyway
+	}
 	if len(c.operands) == 0 {
-		return p.Fail(1, "usage: sudo [-nSkEH] [-p prompt] [-u user] [--] command")
+		return p.Fail(1, "usage: sudo [-nSkEH] [-p prompt] [-u user] [--] command (other forms are not modelled by sshtest)")
 	}
 	target := "root"
 	if u, ok := c.value("-u", "--user"); ok {
 		target = u
+		if strings.HasPrefix(u, "#") {
+			uid, err := strconv.Atoi(u[1:])
+			if name := p.Host.fs.UserName(uid); err == nil && name != u[1:] {
+				target = name
+			}
+		}
+	}
+	if _, _, ok := p.Host.fs.LookupUser(target); !ok {
+		return p.Fail(1, "unknown user %s", target)
 	}
 	if p.FS.Cred().UID != 0 {
 		rule, err := p.Host.fs.ReadFile("/etc/sudoers.d/" + p.User)
-		if err != nil {
-			fmt.Fprintf(p.Stderr, "%s is not in the sudoers file.  This incident will be reported.\n", p.User)
-			return 1
-		}
-		if !strings.Contains(string(rule), "NOPASSWD") {
+		allowed := err == nil && strings.Contains(string(rule), "ALL")
+		if !allowed || !strings.Contains(string(rule), "NOPASSWD") {
+			// sudo authenticates before it looks the command up in
+			// the policy, so a user who may not sudo is asked too.
 			if code, ok := sudoAuthenticate(p, c); !ok {
 				return code
 			}
+		}
+		if !allowed {
+			fmt.Fprintf(p.Stderr, "%s is not in the sudoers file.  This incident will be reported.\n", p.User)
+			return 1
 		}
 	}
 	child, err := p.As(target)
 	if err != nil {
 		return p.Fail(1, "unknown user %s", target)
 	}
-	if !c.has("-E", "--preserve-env") {
-		home := "/home/" + target
-		if target == "root" {
-			home = "/root"
-		}
+	uid, gid, _ := p.Host.fs.LookupUser(p.User)
+	if c.has("-E", "--preserve-env") {
+		child.Env = append(unsetEnv(p.Env, "PATH"), "PATH="+defaultPath)
+	} else {
 		child.Env = []string{
-			"PATH=" + defaultPath, "HOME=" + home, "USER=" + target, "LOGNAME=" + target,
-			"SHELL=/bin/bash", "SUDO_USER=" + p.User, "SUDO_COMMAND=" + strings.Join(c.operands, " "),
+			"HOME=" + p.Host.fs.homeDir(target), "LOGNAME=" + target, "PATH=" + defaultPath,
+			"SHELL=/bin/bash", "USER=" + target,
 		}
-		if lang := p.Getenv("LANG"); lang != "" {
-			child.Env = append(child.Env, "LANG="+lang)
+		for _, key := range []string{"LANG", "LANGUAGE", "LC_ALL", "TERM"} {
+			if v, ok := lookupEnv(p.Env, key); ok {
+				child.Env = append(child.Env, key+"="+v)
+			}
 		}
 	}
+	command := c.operands[0]
+	if file, _, e := p.Host.lookPath(child, command); e == nil {
+		command = file
+	}
+	child.Env = append(child.Env,
+		"SUDO_COMMAND="+strings.Join(append([]string{command}, c.operands[1:]...), " "),
+		"SUDO_GID="+strconv.Itoa(gid), "SUDO_UID="+strconv.Itoa(uid), "SUDO_USER="+p.User,
+	)
+	slices.Sort(child.Env)
 	child.Args = c.operands
-	return p.Host.exec(ctx, child)
+	return p.Host.start(ctx, child, func(e *execError) int {
+		if e.err == errBinary {
+			return p.Fail(1, "unable to execute %s: Exec format error", e.name)
+		}
+		return p.Fail(1, "%s: command not found", c.operands[0])
+	})
 }
 
 // sudoAuthenticate asks for the invoking user's password as sudo does
@@ -85,7 +122,14 @@ func sudoAuthenticate(p *Process, c cmdline) (int, bool) {
 		fmt.Fprint(p.Stderr, prompt)
 		line, eof := readLine(p)
 		if eof && line == "" {
-			fmt.Fprintln(p.Stderr, "sudo: no password was provided")
+			switch attempt {
+			case 1:
+				fmt.Fprintln(p.Stderr, "sudo: no password was provided")
+			case 2:
+				fmt.Fprintln(p.Stderr, "sudo: 1 incorrect password attempt")
+			default:
+				fmt.Fprintf(p.Stderr, "sudo: %d incorrect password attempts\n", attempt-1)
+			}
 			return 1, false
 		}
 		if user.Password != "" && line == user.Password {
