@@ -21,6 +21,35 @@ import (
 // with 32 KiB packets that is 2 MiB of buffers, whatever the file's size.
 const sftpConcurrency = 64
 
+// withSFTP runs fn with the connection's SFTP client, starting the client
+// on first use. If the SFTP channel turns out to be gone (the server ended
+// the subsystem, or the connection dropped), fn runs once more with a new
+// client; fn must be safe to repeat.
+func (h *SSHHost) withSFTP(ctx context.Context, fn func(c *conn, client *sftp.Client) error) error {
+	for attempt := 0; ; attempt++ {
+		c, client, err := h.sftpClient(ctx)
+		if err != nil {
+			return err
+		}
+		err = fn(c, client)
+		if attempt == 1 || !errors.Is(err, sftp.ErrSSHFxConnectionLost) {
+			return err
+		}
+		c.dropSFTP(client)
+		h.log.Info("sftp channel lost; starting a new one", "error", err)
+	}
+}
+
+// dropSFTP forgets client if it is still the connection's SFTP client.
+func (c *conn) dropSFTP(client *sftp.Client) {
+	c.sftpMu.Lock()
+	defer c.sftpMu.Unlock()
+	if c.sftp == client {
+		c.sftp = nil
+		client.Close()
+	}
+}
+
 // sftpClient returns the connection's SFTP client, starting it on first use.
 func (h *SSHHost) sftpClient(ctx context.Context) (*conn, *sftp.Client, error) {
 	c, err := h.conn(ctx)
@@ -45,6 +74,12 @@ func (h *SSHHost) sftpClient(ctx context.Context) (*conn, *sftp.Client, error) {
 		return nil, nil, fmt.Errorf("%s: sftp: %w", h.name, err)
 	}
 	c.sftp, c.home = client, home
+	// Forget the client when its channel ends, so the next use starts a
+	// new one instead of failing forever.
+	go func() {
+		client.Wait()
+		c.dropSFTP(client)
+	}()
 	return c, client, nil
 }
 
@@ -150,32 +185,45 @@ func (h *SSHHost) WriteFile(ctx context.Context, file string, content io.Reader,
 		return false, err
 	}
 	mode, owner, group := desiredAttrs(cur, opts)
+	if !cur.exists && opts.Sudo && owner == "" && group == "" {
+		// Staged files belong to the login user; a new file written as
+		// root belongs to root.
+		owner, group = "root", "root"
+	}
 	if want != "" && cur.exists && cur.sum == want {
 		return h.fixAttrs(ctx, file, cur, mode, owner, group, opts.Sudo)
 	}
 
-	c, client, err := h.sftpClient(ctx)
-	if err != nil {
+	var staged, sum string
+	replay := false
+	err = h.withSFTP(ctx, func(c *conn, client *sftp.Client) error {
+		stageDir := path.Dir(file)
+		if opts.Sudo {
+			stageDir = c.home
+		} else if err := client.MkdirAll(stageDir); err != nil {
+			return fmt.Errorf("%s: creating %s: %w", h.name, stageDir, err)
+		}
+		if replay && !rewind(content) {
+			return fmt.Errorf("%s: the sftp channel was lost while uploading %s, and the content cannot be read again", h.name, file)
+		}
+		replay = true
+		staged = path.Join(stageDir, "."+path.Base(file)+".mgmtkit-"+randomSuffix())
+		var err error
+		if sum, err = h.upload(ctx, client, staged, content); err != nil {
+			client.Remove(staged)
+			return err
+		}
+		if (want != "" && sum != want) || (cur.exists && cur.sum == sum) {
+			client.Remove(staged)
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
 		return false, err
-	}
-	stageDir := path.Dir(file)
-	if opts.Sudo {
-		stageDir = c.home
-	} else if err := client.MkdirAll(stageDir); err != nil {
-		return false, fmt.Errorf("%s: creating %s: %w", h.name, stageDir, err)
-	}
-	staged := path.Join(stageDir, "."+path.Base(file)+".mgmtkit-"+randomSuffix())
-	sum, err := h.upload(ctx, client, staged, content)
-	if err != nil {
-		client.Remove(staged)
-		return false, err
-	}
-	if want != "" && sum != want {
-		client.Remove(staged)
+	case want != "" && sum != want:
 		return false, fmt.Errorf("%s: content for %s changed while it was uploaded", h.name, file)
-	}
-	if cur.exists && cur.sum == sum {
-		client.Remove(staged)
+	case cur.exists && cur.sum == sum:
 		return h.fixAttrs(ctx, file, cur, mode, owner, group, opts.Sudo)
 	}
 	octal := strconv.FormatUint(uint64(mode), 8)
@@ -276,20 +324,19 @@ func (h *SSHHost) ReadFile(ctx context.Context, file string, opts FileOptions) (
 		return nil, err
 	}
 	if !opts.Sudo {
-		_, client, err := h.sftpClient(ctx)
-		if err != nil {
-			return nil, err
-		}
-		f, err := client.Open(file)
-		if err != nil {
-			return nil, fmt.Errorf("%s: reading %s: %w", h.name, file, err)
-		}
-		defer f.Close()
-		data, err := io.ReadAll(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: reading %s: %w", h.name, file, err)
-		}
-		return data, nil
+		var data []byte
+		err := h.withSFTP(ctx, func(_ *conn, client *sftp.Client) error {
+			f, err := client.Open(file)
+			if err != nil {
+				return fmt.Errorf("%s: reading %s: %w", h.name, file, err)
+			}
+			defer f.Close()
+			if data, err = io.ReadAll(f); err != nil {
+				return fmt.Errorf("%s: reading %s: %w", h.name, file, err)
+			}
+			return nil
+		})
+		return data, err
 	}
 	out, err := h.Run(ctx, Cmd{Args: []string{"sh", "-c", readScript, "mgmtkit-read", file}, Sudo: true, OKExit: []int{66}, Idempotent: true})
 	if err != nil {

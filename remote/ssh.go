@@ -482,9 +482,9 @@ func rewind(r io.Reader) bool {
 	return err == nil
 }
 
-// cancelGrace is how long Run waits, after signalling a cancelled command,
-// for the host to report that it ended.
-const cancelGrace = 3 * time.Second
+// cancelGrace is how long Run waits, after each signal to a cancelled
+// command (SIGTERM, then SIGKILL), for the host to report that it ended.
+const cancelGrace = 2 * time.Second
 
 // exec runs one command line in a new session.
 func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd, red *redact.Redactor) (Output, error) {
@@ -524,14 +524,20 @@ func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd,
 	select {
 	case err = <-waited:
 	case <-ctx.Done():
-		sess.Signal(ssh.SIGTERM)
-		t := time.NewTimer(cancelGrace)
-		select {
-		case <-waited:
-		case <-t.C:
+		// SIGTERM first; SIGKILL for a command that ignores it. sshd
+		// delivers both to the session's process group.
+		for _, sig := range []ssh.Signal{ssh.SIGTERM, ssh.SIGKILL} {
+			sess.Signal(sig)
+			t := time.NewTimer(cancelGrace)
+			select {
+			case <-waited:
+				t.Stop()
+				h.log.Debug("command cancelled", "cmd", red.String(line), "signal", string(sig), "duration", time.Since(start), "error", ctx.Err())
+				return fail(ctx.Err())
+			case <-t.C:
+			}
 		}
-		t.Stop()
-		h.log.Debug("command cancelled", "cmd", red.String(line), "duration", time.Since(start), "error", ctx.Err())
+		h.log.Info("cancelled command did not report its end", "cmd", red.String(line), "duration", time.Since(start))
 		return fail(ctx.Err())
 	}
 
@@ -584,13 +590,41 @@ func (h *SSHHost) session(ctx context.Context) (*conn, *ssh.Session, error) {
 		}
 		var refused *ssh.OpenChannelError
 		if errors.As(err, &refused) {
-			return nil, nil, fmt.Errorf("opening a session: %w", err)
+			// sshd frees a session slot only after it has processed the
+			// close of a finished session, so a burst of commands can
+			// briefly exceed its MaxSessions: wait and try again.
+			if sess, err = h.retryRefusedSession(ctx, c); err != nil {
+				return nil, nil, fmt.Errorf("opening a session: %w", err)
+			}
+			return c, sess, nil
 		}
 		c.kill()
 		if attempt == 1 {
 			return nil, nil, fmt.Errorf("%w: %v", ErrConnectionLost, err)
 		}
 		h.log.Info("connection dropped; redialing", "error", err)
+	}
+}
+
+// retryRefusedSession retries opening a session the server refused, with
+// backoff, for up to two seconds or until ctx ends.
+func (h *SSHHost) retryRefusedSession(ctx context.Context, c *conn) (*ssh.Session, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	wait := 5 * time.Millisecond
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("the server keeps refusing new sessions: %w", ctx.Err())
+		}
+		sess, err := c.client.NewSession()
+		if !errors.As(err, new(*ssh.OpenChannelError)) {
+			return sess, err
+		}
+		wait = min(2*wait, 200*time.Millisecond)
 	}
 }
 
