@@ -886,32 +886,43 @@ func chmodProgram(_ context.Context, p *Process) int {
 	if _, err := applyModeSpec(spec, 0, false, 0); err != nil {
 		return p.usage(1, "invalid mode: %s", p.q(spec))
 	}
+	return changeTree(p, c, operands[1:], "changing permissions of", func(file string, fi fs.FileInfo) error {
+		mode, _ := applyModeSpec(spec, fi.Mode(), fi.IsDir(), p.FS.Umask())
+		return p.FS.Chmod(file, mode)
+	})
+}
+
+// changeTree applies change to each named file (and, with -R, everything
+// below it), reporting failures as chmod and chown do: "cannot access X"
+// when a file cannot be found, "<what> X" when the change fails; -f
+// silences both. Dangling links met while recursing are skipped.
+func changeTree(p *Process, c cmdline, names []string, what string, change func(file string, fi fs.FileInfo) error) int {
+	recursive := c.has("-R", "--recursive")
 	quiet := c.has("-f", "--silent", "--quiet")
 	status := 0
-	for _, name := range operands[1:] {
-		err := walkTree(p.FS, name, c.has("-R", "--recursive"), func(file string) error {
+	for _, name := range names {
+		err := walkTree(p.FS, name, recursive, func(file string) error {
 			fi, err := p.FS.Stat(file)
 			if err != nil {
-				if _, lerr := p.FS.Lstat(file); lerr == nil && c.has("-R", "--recursive") {
+				if _, lerr := p.FS.Lstat(file); lerr == nil && recursive {
 					return nil // a dangling link met while recursing
 				}
 				return pathErr("access", file, errnoOf(err))
 			}
-			mode, _ := applyModeSpec(spec, fi.Mode(), fi.IsDir(), p.FS.Umask())
-			if err := p.FS.Chmod(file, mode); err != nil {
-				return pathErr("chmod", file, errnoOf(err))
+			if err := change(file, fi); err != nil {
+				return pathErr("change", file, errnoOf(err))
 			}
 			return nil
 		})
 		var pe *fs.PathError
-		if err != nil && errors.As(err, &pe) && !quiet {
-			if pe.Op == "access" {
-				status = p.Errorf("cannot access %s: %s", qa(pe.Path), ErrMessage(err))
-			} else {
-				status = p.Errorf("changing permissions of %s: %s", qa(pe.Path), ErrMessage(err))
-			}
-		} else if err != nil {
+		switch {
+		case err == nil:
+		case quiet || !errors.As(err, &pe):
 			status = 1
+		case pe.Op == "access":
+			status = p.Errorf("cannot access %s: %s", qa(pe.Path), ErrMessage(err))
+		default:
+			status = p.Errorf("%s %s: %s", what, qa(pe.Path), ErrMessage(err))
 		}
 	}
 	return status
@@ -933,33 +944,9 @@ func chownProgram(_ context.Context, p *Process) int {
 	if err != nil {
 		return p.Errorf("%v", err)
 	}
-	quiet := c.has("-f", "--silent", "--quiet")
-	status := 0
-	for _, name := range c.operands[1:] {
-		err := walkTree(p.FS, name, c.has("-R", "--recursive"), func(file string) error {
-			if _, err := p.FS.Stat(file); err != nil {
-				if _, lerr := p.FS.Lstat(file); lerr == nil && c.has("-R", "--recursive") {
-					return nil
-				}
-				return pathErr("access", file, errnoOf(err))
-			}
-			if err := p.FS.Chown(file, uid, gid); err != nil {
-				return pathErr("chown", file, errnoOf(err))
-			}
-			return nil
-		})
-		var pe *fs.PathError
-		if err != nil && errors.As(err, &pe) && !quiet {
-			if pe.Op == "access" {
-				status = p.Errorf("cannot access %s: %s", qa(pe.Path), ErrMessage(err))
-			} else {
-				status = p.Errorf("changing ownership of %s: %s", qa(pe.Path), ErrMessage(err))
-			}
-		} else if err != nil {
-			status = 1
-		}
-	}
-	return status
+	return changeTree(p, c, c.operands[1:], "changing ownership of", func(file string, _ fs.FileInfo) error {
+		return p.FS.Chown(file, uid, gid)
+	})
 }
 
 // statProgram: stat [-L] -c FORMAT FILE... (also --printf, without the
