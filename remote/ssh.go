@@ -97,9 +97,10 @@ type conn struct {
 	done   chan struct{} // closed when the connection has ended
 	broken atomic.Bool   // set as soon as a failure shows the connection is dead
 
-	sftpMu sync.Mutex
-	sftp   *sftp.Client
-	home   string
+	sftpMu       sync.Mutex
+	sftp         *sftp.Client
+	home         string // the login user's home, where sudo writes are staged
+	sftpInFlight int    // concurrent write requests per upload
 }
 
 func (c *conn) alive() bool {
