@@ -374,10 +374,11 @@ func (h *SSHHost) upload(ctx context.Context, client *sftp.Client, staged string
 	if err := f.Chmod(0o600); err != nil {
 		return "", fmt.Errorf("%s: chmod %s: %w", h.name, staged, err)
 	}
-	sum := sha256.New()
+	hashed := newHashingReader(ctxReader{ctx, content})
+	defer hashed.Sum() // stops the hashing goroutine on every path
 	stop := context.AfterFunc(ctx, func() { f.Close() })
 	defer stop()
-	if _, err := f.ReadFromWithConcurrency(io.TeeReader(ctxReader{ctx, content}, sum), inFlight); err != nil {
+	if _, err := f.ReadFromWithConcurrency(hashed, inFlight); err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
@@ -386,7 +387,7 @@ func (h *SSHHost) upload(ctx context.Context, client *sftp.Client, staged string
 	if err := f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 		return "", fmt.Errorf("%s: closing %s: %w", h.name, staged, err)
 	}
-	return hex.EncodeToString(sum.Sum(nil)), nil
+	return hashed.Sum(), nil
 }
 
 // ctxReader stops reading once ctx ends.
