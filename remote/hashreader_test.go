@@ -27,8 +27,9 @@ func TestHashingReader(t *testing.T) {
 				t.Fatal(err)
 			}
 			sum := sha256.Sum256(got)
-			if hr.Sum() != hex.EncodeToString(sum[:]) || hr.Sum() != hex.EncodeToString(sum[:]) {
-				t.Fatalf("Sum = %s, want %x (twice)", hr.Sum(), sum)
+			first, second := hr.Sum(), hr.Sum()
+			if first != hex.EncodeToString(sum[:]) || second != first {
+				t.Fatalf("Sum = %s then %s, want %x both times", first, second, sum)
 			}
 			if name == "whole" && hr.Sum() != hex.EncodeToString(want[:]) {
 				t.Fatal("wrong sum of the whole input")
