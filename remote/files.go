@@ -41,12 +41,22 @@ func (h *SSHHost) withSFTP(ctx context.Context, fn func(c *conn, client *sftp.Cl
 			return err
 		}
 		err = fn(c, client)
-		if attempt == 1 || !errors.Is(err, sftp.ErrSSHFxConnectionLost) {
+		switch {
+		case !sftpLost(err):
 			return err
+		case attempt == 1:
+			return fmt.Errorf("%w: sftp: %v", ErrConnectionLost, err)
 		}
 		c.dropSFTP(client)
 		h.log.Info("sftp channel lost; starting a new one", "error", err)
 	}
+}
+
+// sftpLost reports whether err means the SFTP channel is gone: pkg/sftp
+// says "connection lost" for requests in flight when it ends, and fails
+// to send new ones with EOF once it has ended.
+func sftpLost(err error) bool {
+	return errors.Is(err, sftp.ErrSSHFxConnectionLost) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe)
 }
 
 // dropSFTP forgets client if it is still the connection's SFTP client.
