@@ -36,6 +36,7 @@ import (
 	"testing"
 	"time"
 
+	"al.essio.dev/pkg/shellescape"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -303,7 +304,7 @@ func (s *Server) writeShell() error {
 		return err
 	}
 	s.shell = filepath.Join(s.dir, "shell")
-	return os.WriteFile(s.shell, fmt.Appendf(nil, shellScript, s.trDir), 0o755)
+	return os.WriteFile(s.shell, fmt.Appendf(nil, shellScript, shellescape.Quote(s.trDir)), 0o755)
 }
 
 func (s *Server) writeHostKey() error {
