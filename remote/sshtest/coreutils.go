@@ -674,19 +674,9 @@ func installProgram(_ context.Context, p *Process) int {
 		}
 		return status
 	}
-	switch len(c.operands) {
-	case 0:
-		return p.usage(1, "missing file operand")
-	case 1:
-		return p.usage(1, "missing destination file operand after %s", qa(c.operands[0]))
-	}
-	srcs, dst := c.operands[:len(c.operands)-1], c.operands[len(c.operands)-1]
-	dstIsDir := false
-	if fi, err := p.FS.Stat(dst); err == nil && fi.IsDir() && !c.has("-T", "--no-target-directory") {
-		dstIsDir = true
-	}
-	if len(srcs) > 1 && !dstIsDir {
-		return p.Errorf("target %s is not a directory", qa(dst))
+	srcs, dst, dstIsDir, code, ok := copyOperands(p, c)
+	if !ok {
+		return code
 	}
 	if c.has("-D") {
 		if err := p.FS.MkdirAll(path.Dir(p.FS.Abs(dst)), 0o755); err != nil && !dstIsDir {
@@ -723,6 +713,27 @@ func installProgram(_ context.Context, p *Process) int {
 	return status
 }
 
+// copyOperands splits the operands of cp, mv and install (SOURCE... DEST)
+// and tells whether DEST is a directory to copy into (not with -T). It
+// fails as they do when an operand is missing or several sources meet a
+// DEST that is not a directory.
+func copyOperands(p *Process, c cmdline) (srcs []string, dst string, dstIsDir bool, code int, ok bool) {
+	switch len(c.operands) {
+	case 0:
+		return nil, "", false, p.usage(1, "missing file operand"), false
+	case 1:
+		return nil, "", false, p.usage(1, "missing destination file operand after %s", qa(c.operands[0])), false
+	}
+	srcs, dst = c.operands[:len(c.operands)-1], c.operands[len(c.operands)-1]
+	if fi, err := p.FS.Stat(dst); err == nil && fi.IsDir() && !c.has("-T", "--no-target-directory") {
+		dstIsDir = true
+	}
+	if len(srcs) > 1 && !dstIsDir {
+		return nil, "", false, p.Errorf("target %s is not a directory", qa(dst)), false
+	}
+	return srcs, dst, dstIsDir, 0, true
+}
+
 // mvProgram: mv [-f] [-T] SOURCE DEST, or mv [-f] SOURCE... DIR (rename(2),
 // atomic on one filesystem).
 func mvProgram(_ context.Context, p *Process) int {
@@ -730,19 +741,9 @@ func mvProgram(_ context.Context, p *Process) int {
 	if !ok {
 		return code
 	}
-	switch len(c.operands) {
-	case 0:
-		return p.usage(1, "missing file operand")
-	case 1:
-		return p.usage(1, "missing destination file operand after %s", qa(c.operands[0]))
-	}
-	srcs, dst := c.operands[:len(c.operands)-1], c.operands[len(c.operands)-1]
-	dstIsDir := false
-	if fi, err := p.FS.Stat(dst); err == nil && fi.IsDir() && !c.has("-T", "--no-target-directory") {
-		dstIsDir = true
-	}
-	if len(srcs) > 1 && !dstIsDir {
-		return p.Errorf("target %s is not a directory", qa(dst))
+	srcs, dst, dstIsDir, code, ok := copyOperands(p, c)
+	if !ok {
+		return code
 	}
 	status := 0
 	for _, src := range srcs {

@@ -362,25 +362,15 @@ func cpProgram(_ context.Context, p *Process) int {
 	if !ok {
 		return code
 	}
-	switch len(c.operands) {
-	case 0:
-		return p.usage(1, "missing file operand")
-	case 1:
-		return p.usage(1, "missing destination file operand after %s", qa(c.operands[0]))
-	}
 	cp := copier{
 		p:         p,
 		force:     c.has("-f", "--force"),
 		preserve:  c.has("-p", "--preserve", "-a", "--archive"),
 		recursive: c.has("-r", "-R", "--recursive", "-a", "--archive"),
 	}
-	srcs, dst := c.operands[:len(c.operands)-1], c.operands[len(c.operands)-1]
-	dstIsDir := false
-	if fi, err := p.FS.Stat(dst); err == nil && fi.IsDir() && !c.has("-T", "--no-target-directory") {
-		dstIsDir = true
-	}
-	if len(srcs) > 1 && !dstIsDir {
-		return p.Errorf("target %s is not a directory", qa(dst))
+	srcs, dst, dstIsDir, code, ok := copyOperands(p, c)
+	if !ok {
+		return code
 	}
 	for _, src := range srcs {
 		target := dst
