@@ -43,9 +43,11 @@ type Cmd struct {
 	// "inactive"). [Output.ExitCode] tells which one it was.
 	OKExit []int
 	// Idempotent marks a command that may safely run twice: if the
-	// connection drops while it runs, Run redials once and runs it again.
-	// Leave it false for commands whose second run would differ (appending
-	// to a file, creating a token).
+	// connection drops while it runs, Run redials once and runs it again,
+	// with Stdin rewound to its start when it is an io.Seeker (a command
+	// with any other Stdin is not run again). Leave it false for commands
+	// whose second run would differ (appending to a file, creating a
+	// token).
 	Idempotent bool
 	// Secrets are extra values to scrub from errors and logs, in addition to
 	// the connection's passwords (for example a token the command prints).
@@ -119,7 +121,7 @@ func commandLine(ctx context.Context, c Cmd, mode sudoMode) (string, error) {
 	if deadline, ok := ctx.Deadline(); ok || len(words) > 0 {
 		secs := "0" // no time limit; the wrapper still forwards signals
 		if ok {
-			secs = strconv.FormatInt(int64(math.Ceil(time.Until(deadline).Seconds()))+1, 10)
+			secs = strconv.FormatInt(max(int64(math.Ceil(time.Until(deadline).Seconds())), 0)+1, 10)
 		}
 		words = append(words, "timeout", "-k", strconv.Itoa(int(killAfter.Seconds())), secs)
 	}

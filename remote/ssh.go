@@ -432,6 +432,9 @@ func (c *conn) keepAlive(interval time.Duration) {
 
 // Run runs c on the host. See [Host].
 func (h *SSHHost) Run(ctx context.Context, c Cmd) (Output, error) {
+	if err := ctx.Err(); err != nil {
+		return Output{ExitCode: -1}, err
+	}
 	mode := sudoRoot
 	if c.Sudo {
 		m, err := h.sudoMode(ctx)
