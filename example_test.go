@@ -8,6 +8,8 @@ import (
 	"net"
 	"strings"
 
+	"golang.org/x/crypto/ssh"
+
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
@@ -73,7 +75,11 @@ func Example() {
 		}
 		defer vm.Close()
 		vms = append(vms, vm)
-		h, err := remote.NewSSHHost(remote.Config{Addr: vm.Addr(), Name: "node-" + ip, User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: remote.InsecureIgnoreHostKey()})
+		policy, err := remote.PinnedHostKey(ssh.FingerprintSHA256(vm.HostKey()))
+		if err != nil {
+			log.Fatal(err)
+		}
+		h, err := remote.NewSSHHost(remote.Config{Addr: vm.Addr(), Name: "node-" + ip, User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: policy})
 		if err != nil {
 			log.Fatal(err)
 		}

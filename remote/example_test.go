@@ -24,6 +24,20 @@ func startVM() *sshtest.Server {
 	return srv
 }
 
+// connect returns a host for the fake VM, its host key pinned as in
+// ExampleDial.
+func connect(vm *sshtest.Server) *remote.SSHHost {
+	policy, err := remote.PinnedHostKey(ssh.FingerprintSHA256(vm.HostKey()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	host, err := remote.NewSSHHost(remote.Config{Addr: vm.Addr(), User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: policy})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return host
+}
+
 func ExampleDial() {
 	vm := startVM()
 	defer vm.Close()
@@ -66,10 +80,7 @@ func ExampleSSHHost_WriteFile() {
 	vm := startVM()
 	defer vm.Close()
 	ctx := context.Background()
-	host, err := remote.NewSSHHost(remote.Config{Addr: vm.Addr(), User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: remote.InsecureIgnoreHostKey()})
-	if err != nil {
-		log.Fatal(err)
-	}
+	host := connect(vm)
 	defer host.Close()
 
 	config := `{"insecure-registries": ["192.168.0.10:5000"]}` + "\n"
@@ -89,10 +100,7 @@ func ExampleEditBlock() {
 	vm := startVM()
 	defer vm.Close()
 	ctx := context.Background()
-	host, err := remote.NewSSHHost(remote.Config{Addr: vm.Addr(), User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: remote.InsecureIgnoreHostKey()})
-	if err != nil {
-		log.Fatal(err)
-	}
+	host := connect(vm)
 	defer host.Close()
 	vm.FS().WriteFile("/etc/hosts", []byte("127.0.0.1 localhost\n"), 0o644)
 
