@@ -367,3 +367,28 @@ func TestMaxSessions(t *testing.T) {
 		return true
 	})
 }
+
+func TestListenOnASecondAddress(t *testing.T) {
+	h := newHost(t)
+	addr, err := h.Listen("127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.RefuseDials(1)
+	cfg := clientConfig(h.Server, "alice", alicePW)
+	if c, err := ssh.Dial("tcp", addr, cfg); err == nil {
+		c.Close()
+		t.Fatal("RefuseDials did not apply to the second address")
+	}
+	c, err := ssh.Dial("tcp", addr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	wantOK(t, "on the second address", runOn(t, c, "hostname", ""), "node-1\n")
+	h.Close()
+	if c, err := ssh.Dial("tcp", addr, cfg); err == nil {
+		c.Close()
+		t.Fatal("the second address still answers after Close")
+	}
+}

@@ -215,6 +215,19 @@ func (s *Server) Close() error {
 // Addr returns the host:port the server listens on.
 func (s *Server) Addr() string { return s.addr }
 
+// Listen makes the host answer on one more address too, as a VM does on its
+// fixed IP and its floating IP; addr is host:port (port 0 picks one). It
+// returns the address it listens on. Faults apply to every address, and
+// [Server.Addr] stays the first one.
+func (s *Server) Listen(addr string) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("sshtest: %w", err)
+	}
+	go s.srv.Serve(&faultListener{Listener: ln, s: s})
+	return ln.Addr().String(), nil
+}
+
 // IP returns the IP address the server listens on.
 func (s *Server) IP() string {
 	host, _, _ := net.SplitHostPort(s.addr)
