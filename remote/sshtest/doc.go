@@ -86,7 +86,8 @@
 //     process's time zone.
 //   - Not modelled: ACLs, extended attributes, inode numbers, link counts
 //     of files (ls -l and stat show 1), access and change times, disk space,
-//     devices other than /dev/null, /proc, and /dev/stdin, /dev/stdout and
+//     devices other than /dev/null (nodes made with [FS.Mknod] exist but
+//     cannot be opened), /proc, and /dev/stdin, /dev/stdout and
 //     /dev/stderr as files (they work as redirection targets and as program
 //     operands, but `test -e /dev/stdin` fails).
 //

@@ -167,6 +167,36 @@ func (f *FS) Symlink(oldname, newname string) error {
 	return f.As(Root, "/").Symlink(oldname, newname)
 }
 
+// Mknod creates a device node owned by root with the type and permission
+// bits of mode: a block device when mode has fs.ModeDevice, a character
+// device when it also has fs.ModeCharDevice. Missing parent directories are
+// created (mode 0755). The node is seen by stat, `test -b`, ls and rm, but
+// it has no driver: opening it fails with ENXIO ("No such device or
+// address"), as for a node whose device is absent. A simulation that models
+// a device (the filesystem on a block device) does so in its fake programs.
+func (f *FS) Mknod(name string, mode fs.FileMode) error {
+	if mode&fs.ModeDevice == 0 {
+		return pathErr("mknod", name, syscall.EINVAL)
+	}
+	if err := f.MkdirAll(path.Dir(path.Clean("/"+name)), 0o755); err != nil {
+		return err
+	}
+	u := f.As(Root, "/")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, err := u.walk("mknod", name, false)
+	switch {
+	case err != nil:
+		return err
+	case r.node != nil:
+		return pathErr("mknod", name, syscall.EEXIST)
+	}
+	keep := fs.ModeDevice | fs.ModeCharDevice | fs.ModePerm
+	r.parent.entries[r.name] = &inode{mode: mode & keep, mtime: f.now()}
+	r.parent.mtime = f.now()
+	return nil
+}
+
 // Exists reports whether name exists (following symbolic links).
 func (f *FS) Exists(name string) bool {
 	_, err := f.Stat(name)
@@ -507,6 +537,9 @@ func (u *UserFS) OpenFile(name string, flag int, perm fs.FileMode) (*File, error
 		if !u.can(n, want) {
 			return nil, pathErr("open", name, syscall.EACCES)
 		}
+	}
+	if n.mode&fs.ModeDevice != 0 && !n.null {
+		return nil, pathErr("open", name, syscall.ENXIO) // a device with no driver
 	}
 	if flag&syscall.O_TRUNC != 0 && write && n.mode.IsRegular() {
 		n.data = nil
