@@ -15,7 +15,7 @@ func keystoneError(status int, msg string) map[string]any {
 
 const msgAuthRequired = "The request you have made requires authentication."
 
-// versionLocked describes Keystone v3 as its version documents do.
+// identityVersion describes Keystone v3 as its version documents do.
 func (s *Server) identityVersion() map[string]any {
 	return map[string]any{
 		"id":      "v3.14",

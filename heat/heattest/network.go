@@ -77,7 +77,7 @@ func (s *Server) ensureSubnetsLocked(n *network, ips []netip.Addr) {
 	}
 }
 
-// subnetIDLocked returns the id of the subnet of a on the port's network.
+// subnetID returns the id of the subnet of a on the port's network.
 func subnetID(n *network, a netip.Addr) string { return n.subnets[prefixOf(a)] }
 
 // macLocked returns a MAC address in OpenStack's fa:16:3e prefix.
