@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -989,8 +990,12 @@ func TestConcurrency(t *testing.T) {
 	defer cancel()
 
 	var wg sync.WaitGroup
+	var reads atomic.Int64
+	started := make(chan struct{})
+	var once sync.Once
 	for range 4 {
 		wg.Go(func() {
+			defer once.Do(func() { close(started) })
 			for ctx.Err() == nil {
 				pages, err := stackresources.List(c, top.Name(), top.ID(), stackresources.ListOpts{Depth: 2}).AllPages(ctx)
 				if err != nil {
@@ -1003,9 +1008,23 @@ func TestConcurrency(t *testing.T) {
 					t.Error(err)
 					return
 				}
+				reads.Add(1)
+				once.Do(func() { close(started) })
 			}
 		})
 	}
+	// Builders of separate stacks run in parallel too.
+	for i := range 4 {
+		wg.Go(func() {
+			st := srv.CreateStack(fmt.Sprintf("side-%d", i))
+			for j := range 20 {
+				p := st.AddPort(fmt.Sprintf("p%d", j), fmt.Sprintf("10.%d.%d.1", 20+i, j))
+				st.AddServer(fmt.Sprintf("s%d", j), p.Name())
+				_ = p.Attributes()
+			}
+		})
+	}
+	<-started
 	for i := range 20 {
 		if i%2 == 0 {
 			if _, err := workers.ScaleOut(2); err != nil {
@@ -1021,6 +1040,9 @@ func TestConcurrency(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
+	if reads.Load() == 0 {
+		t.Error("no walk completed")
+	}
 	if n := len(workers.Members()); n != 2 {
 		t.Errorf("%d workers at the end", n)
 	}
