@@ -242,13 +242,15 @@ func (s *Server) ApplicationCredential() (id, secret string) {
 
 // AuthOptions returns gophercloud options for password authentication
 // scoped to the project, with AllowReauth set so that a client recovers
-// from ExpireTokens.
+// from ExpireTokens. Like the options clouds.Parse returns, they carry the
+// project both as TenantName and as Scope (which gophercloud prefers).
 func (s *Server) AuthOptions() gophercloud.AuthOptions {
 	return gophercloud.AuthOptions{
 		IdentityEndpoint: s.IdentityEndpoint(),
 		Username:         s.username,
 		Password:         s.password,
 		DomainName:       s.domainName,
+		TenantName:       s.projectName,
 		Scope:            &gophercloud.AuthScope{ProjectName: s.projectName, DomainName: s.domainName},
 		AllowReauth:      true,
 	}
