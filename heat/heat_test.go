@@ -63,7 +63,7 @@ func newCluster(t *testing.T, nMasters, nWorkers int) *cluster {
 	return c
 }
 
-func connect(t *testing.T, srv *heattest.Server) *heat.Client {
+func connect(t testing.TB, srv *heattest.Server) *heat.Client {
 	t.Helper()
 	c, err := heat.Connect(context.Background(), clouds.WithCloudsYAML(strings.NewReader(string(srv.CloudsYAML("sim")))), clouds.WithCloudName("sim"))
 	if err != nil {

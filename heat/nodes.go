@@ -190,6 +190,14 @@ func (c *Client) node(ctx context.Context, g Group, m member) (lcm.Node, error) 
 	} else if n.NICAddress, err = stringAttr(m.stack, ssh, "fixed_ip_address"); err != nil {
 		return n, err // a floating IP and no nic_cp_name: the address it maps to
 	}
+	if m.resource != "" && nicPort != nil {
+		// A member: the port says which server it is attached to, and the
+		// member resource's name and status have been read already.
+		if id, _ := nicPort.Attributes["device_id"].(string); id != "" {
+			n.ServerID = id
+			return n, nil
+		}
+	}
 	server, err := c.server(ctx, m.stack, nicPort)
 	if err != nil {
 		return n, err
