@@ -1,0 +1,100 @@
+// Package ubuntu turns an [sshtest.Server] into a simulated Ubuntu 22.04
+// VM: the programs every host of the simulated cloud shares, as semantic
+// fakes over shared state, so that tests of idempotent steps assert
+// outcomes — a package is installed, a service restarted exactly once, a
+// disk formatted once, mounted and listed in /etc/fstab — rather than
+// command strings.
+//
+//	srv := sshtest.Start(t, sshtest.Config{Users: ...})
+//	m := ubuntu.Install(srv, ubuntu.Options{})
+//	disk := ubuntu.NewDisk(10 << 30)
+//	m.AttachDisk("/dev/vdb", disk)
+//	// ... run the step under test over SSH ...
+//	m.Installed("nfs-common"); m.Service("docker").Restarts; disk.Formats()
+//
+// # What is modelled
+//
+//   - The cloud image: /etc/os-release (22.04.4 LTS, jammy), lsb-release,
+//     /etc/hosts as cloud-init writes it, /etc/fstab with the root and EFI
+//     lines, /etc/apt with the Ubuntu archive in sources.list, /var/lib/dpkg
+//     (a status file kept in step with the package state), /proc/mounts,
+//     /proc/swaps (no swap), the root disk /dev/vda with its partitions, the
+//     system accounts (nobody, nogroup, disk, ...), and merged /usr (/lib is
+//     a link to usr/lib).
+//   - Packages ([Catalog], [Package]): apt-get and apt update, install
+//     (pkg=version, dependencies marked automatic, upgrades, downgrades
+//     refused without --allow-downgrades, held packages refused without
+//     --allow-change-held-packages, the "Do you want to continue?" question
+//     read from standard input without -y), remove, purge (configuration
+//     files under /etc survive remove, so dpkg -s then reports "deinstall
+//     ok config-files"), autoremove, upgrade; apt list; apt-mark
+//     hold/unhold/showhold; apt-cache policy/madison; dpkg -s/-l/-L,
+//     --print-architecture, --configure -a; dpkg-query -W with
+//     --showformat. apt-get needs root and the dpkg lock, which
+//     [Machine.HoldDpkgLock] holds as unattended-upgrades does after boot
+//     (and which a concurrent apt-get really holds). A fresh machine's
+//     package lists are empty: apt-get finds only installed packages until
+//     apt-get update runs, and a package from a third-party repository
+//     ([Package.Repo]) only once a source names that repository.
+//     DEBIAN_FRONTEND=noninteractive silences debconf for packages that ask
+//     questions. Installing runs [Package.OnInstall] (the postinst), then
+//     enables and starts the package's units; a failing hook leaves the
+//     package half-configured, as dpkg does.
+//   - systemd ([Unit], [ServiceState]): systemctl start, stop, restart,
+//     try-restart, reload, reload-or-restart, enable/disable [--now],
+//     is-active, is-enabled, is-failed, status, show -p, daemon-reload,
+//     reset-failed, and service. Units come from packages,
+//     [Machine.AddUnit], or unit files a step writes under
+//     /etc/systemd/system; a changed unit file or drop-in makes the unit
+//     NeedDaemonReload until daemon-reload, with systemctl's warning.
+//     Jobs call the unit's hooks, so a fake daemon can re-read its
+//     configuration on restart and fail to start on a bad one. Every job
+//     is counted. hostnamectl set-hostname writes /etc/hostname, which
+//     hostname and uname -n read.
+//   - Block devices ([Disk]): lsblk, blkid (exit 2 on a blank disk),
+//     mkfs/mke2fs/mkfs.ext4 (which refuse a device holding a filesystem
+//     without -F, unless "y" arrives on standard input, and a mounted device
+//     always), mount (device, UUID=, LABEL=, /dev/disk/by-* links, one
+//     operand from /etc/fstab, -a, and /sbin/mount.TYPE helpers for other
+//     filesystems), umount, mountpoint, findmnt, df. A disk's files are its
+//     own: mounting it at a directory shows them there (hiding what the
+//     directory held until umount), files written there belong to the disk
+//     and survive umount, remount and attachment to another machine, and
+//     mkfs wipes them. Programs and SFTP see the mounted files, because the
+//     machine moves them into its filesystem on mount and back on umount.
+//   - lsb_release, arch and, on arm64, uname report the release and the
+//     architecture.
+//
+// # What is not modelled
+//
+//   - Package contents beyond what a [Package] declares, maintainer
+//     script prompts about changed configuration files, version
+//     constraints in dependencies, alternatives, virtual packages, apt
+//     signing keys (a source is trusted once it is named), downloads
+//     and sizes.
+//   - systemd dependencies between units, sockets activating services,
+//     timers, masking, the journal; boot itself: the image's units are
+//     running when Install returns, and their counters start at zero.
+//   - Filesystems other than ext2/3/4 on simulated disks, partitions on
+//     them, read-only mounts (ro is shown but not enforced), bind mounts,
+//     mounting one device twice or stacking mounts (refused as "already
+//     mounted or mount point busy"), disk space (df and lsblk show
+//     plausible figures from the files' sizes), hard links inside a disk's
+//     files (they become copies when the disk is unmounted), open files and
+//     working directories of other sessions keeping a mount busy. blkid
+//     reports nothing to users other than root. NFS: the default catalog's
+//     nfs-common has a mount.nfs that fails loudly; the simulated cloud
+//     supplies one that talks to its NFS servers, using [Machine.AddMount].
+//
+// # Extending the catalog
+//
+// Other packages of the simulated cloud (docker, containerd, kubeadm, an
+// NFS server) add [Package] values to a catalog made by [DefaultCatalog]:
+// fake programs as [Package.Programs] or, when they need the machine, as
+// [Package.Tools]; daemons as [Package.Units] whose hooks act on state kept
+// with [Machine.Extension]; configuration files as [Package.Files]. See
+// the package example.
+//
+// All state is per [Machine] and guarded by its mutex: commands of several
+// SSH sessions run concurrently. There is no package-level mutable state.
+package ubuntu
