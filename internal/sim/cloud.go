@@ -1,0 +1,363 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/mgmtkit/mgmtkit/heat"
+	"github.com/mgmtkit/mgmtkit/heat/heattest"
+	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/remote/sshtest"
+)
+
+// Options configure a Cloud.
+type Options struct {
+	// Subnet is where host addresses are allocated, one per port; default
+	// 127.0.1.0/24 and on (127.0.2.0, ...) as it fills. It must be inside
+	// 127.0.0.0/8: the simulation listens on loopback only.
+	Subnet netip.Prefix
+	// Catalog returns the apt catalog of each new host; default
+	// [ubuntu.DefaultCatalog]. Later fakes (docker, containerd, kubeadm)
+	// add their packages here.
+	Catalog func() *ubuntu.Catalog
+	// Setup, when set, runs on every new host after the base Ubuntu
+	// install: the hook that gives hosts more programs or files.
+	Setup func(h *Host) error
+	// Heat configures the fake Keystone and Heat.
+	Heat heattest.Config
+}
+
+// Cloud is a simulated OpenStack tenant. It is safe for concurrent use.
+type Cloud struct {
+	opts     Options
+	heat     *heattest.Server
+	dir      string
+	knownMu  sync.Mutex // serialises known_hosts rewrites
+	mu       sync.Mutex
+	next     netip.Addr
+	hosts    map[string]*Host  // by server ID
+	listen   map[string]string // address Heat reports → listener host:port
+	vnfs     []*VNF
+	retired  []*Host
+	hostSeq  int
+	closed   bool
+	closeErr error
+}
+
+// New starts a simulated cloud: Keystone and Heat on a loopback port, no
+// stacks and no hosts yet. Close it when done.
+func New(opts Options) (*Cloud, error) {
+	if !opts.Subnet.IsValid() {
+		opts.Subnet = netip.MustParsePrefix("127.0.1.0/24")
+	}
+	if !netip.MustParsePrefix("127.0.0.0/8").Contains(opts.Subnet.Addr()) {
+		return nil, fmt.Errorf("sim: subnet %s is not loopback", opts.Subnet)
+	}
+	if opts.Catalog == nil {
+		opts.Catalog = ubuntu.DefaultCatalog
+	}
+	hs, err := heattest.NewServer(opts.Heat)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "mgmtkit-sim-")
+	if err != nil {
+		hs.Close()
+		return nil, err
+	}
+	c := &Cloud{
+		opts:   opts,
+		heat:   hs,
+		dir:    dir,
+		next:   opts.Subnet.Masked().Addr().Next(),
+		hosts:  map[string]*Host{},
+		listen: map[string]string{},
+	}
+	if err := c.writeKnownHosts(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Start is New for a test: it fails the test on error and closes the cloud
+// when the test ends.
+func Start(tb testing.TB, opts Options) *Cloud {
+	tb.Helper()
+	c, err := New(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Close stops every host and the Heat server and removes the cloud's
+// files.
+func (c *Cloud) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return c.closeErr
+	}
+	c.closed = true
+	hosts := c.allHostsLocked()
+	c.mu.Unlock()
+	var errs []error
+	for _, h := range hosts {
+		errs = append(errs, h.SSH.Close())
+	}
+	c.heat.Close()
+	errs = append(errs, os.RemoveAll(c.dir))
+	c.closeErr = errors.Join(errs...)
+	return c.closeErr
+}
+
+func (c *Cloud) allHostsLocked() []*Host {
+	hs := make([]*Host, 0, len(c.hosts))
+	for _, h := range c.hosts {
+		hs = append(hs, h)
+	}
+	return hs
+}
+
+// Heat returns the fake Keystone and Heat server.
+func (c *Cloud) Heat() *heattest.Server { return c.heat }
+
+// HeatClient authenticates with the fake Keystone through gophercloud and
+// returns a heat.Client for the tenant's Heat, as a VNFM would build one.
+func (c *Cloud) HeatClient(ctx context.Context) (*heat.Client, error) {
+	return heat.ConnectVIM(ctx, c.VimConnection(), nil)
+}
+
+// VimConnection returns the tenant as the OpenStack entry of a VNF's
+// vimConnectionInfo (Tacker's format: endpoint, username, password,
+// project, domains, region).
+func (c *Cloud) VimConnection() lcm.VimConnectionInfo {
+	ao := c.heat.AuthOptions()
+	return lcm.VimConnectionInfo{
+		ID:            "openstack-vim",
+		VimID:         "sim-openstack",
+		VimType:       "openstack",
+		InterfaceInfo: map[string]any{"endpoint": c.heat.IdentityEndpoint()},
+		AccessInfo: lcm.AccessInfo{
+			"username":      ao.Username,
+			"password":      ao.Password,
+			"project":       ao.TenantName,
+			"userDomain":    ao.DomainName,
+			"projectDomain": ao.DomainName,
+			"region":        c.heat.Region(),
+		},
+	}
+}
+
+// Hosts returns every running host, ordered by role and creation.
+func (c *Cloud) Hosts() []*Host {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	hs := c.allHostsLocked()
+	slices.SortFunc(hs, func(a, b *Host) int { return lcm.CompareNodes(a.node(), b.node()) })
+	return hs
+}
+
+// Host returns the running host at an address Heat reports (fixed or
+// floating), or nil.
+func (c *Cloud) Host(addr string) *Host {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, h := range c.hosts {
+		if slices.Contains(h.Addresses, addr) {
+			return h
+		}
+	}
+	return nil
+}
+
+// HostByServer returns the running host of a Nova server ID, or nil.
+func (c *Cloud) HostByServer(serverID string) *Host {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hosts[serverID]
+}
+
+// Retired returns the hosts that scale-in and heal have removed, oldest
+// first: their filesystems can still be inspected.
+func (c *Cloud) Retired() []*Host {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.retired)
+}
+
+// allocate returns the next free address of the subnet.
+func (c *Cloud) allocate() (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a := c.next
+	if !a.Is4() || !netip.MustParsePrefix("127.0.0.0/8").Contains(a) {
+		return "", errors.New("sim: out of loopback addresses")
+	}
+	if a.As4()[3] == 255 { // skip broadcast-looking and network addresses
+		a = a.Next().Next()
+	}
+	c.next = a.Next()
+	return a.String(), nil
+}
+
+// newHost starts a fresh Ubuntu host that answers on addrs.
+func (c *Cloud) newHost(role lcm.Role, login Login, addrs []string, packages []string) (*Host, error) {
+	if len(addrs) == 0 {
+		return nil, errors.New("sim: a host needs an address")
+	}
+	sudo := sshtest.SudoNoPassword
+	if login.SudoWithPassword {
+		sudo = sshtest.SudoPassword
+	}
+	users := []sshtest.User{{Name: "root", Password: randomPassword()}}
+	if login.User != "" && login.User != "root" {
+		users = append(users, sshtest.User{Name: login.User, Password: login.Password, Sudo: sudo})
+	} else if login.User == "root" {
+		users[0].Password = login.Password
+	}
+	c.mu.Lock()
+	c.hostSeq++
+	seq := c.hostSeq
+	c.mu.Unlock()
+	srv, err := sshtest.NewServer(sshtest.Config{
+		Addr:     net.JoinHostPort(addrs[0], "0"),
+		Hostname: fmt.Sprintf("%s-%d", role, seq),
+		Users:    users,
+	})
+	if err != nil {
+		return nil, err
+	}
+	h := &Host{Role: role, Addresses: slices.Clone(addrs), SSH: srv, Login: login, listeners: map[string]string{addrs[0]: srv.Addr()}}
+	for _, a := range addrs[1:] {
+		l, err := srv.Listen(net.JoinHostPort(a, "0"))
+		if err != nil {
+			srv.Close()
+			return nil, err
+		}
+		h.listeners[a] = l
+	}
+	h.Machine = ubuntu.Install(srv, ubuntu.Options{Catalog: c.opts.Catalog(), Packages: packages})
+	if c.opts.Setup != nil {
+		if err := c.opts.Setup(h); err != nil {
+			srv.Close()
+			return nil, fmt.Errorf("sim: host setup: %w", err)
+		}
+	}
+	return h, nil
+}
+
+// register makes a host reachable and known.
+func (c *Cloud) register(h *Host) error {
+	c.mu.Lock()
+	c.hosts[h.ServerID] = h
+	for a, l := range h.listeners {
+		c.listen[a] = l
+	}
+	c.mu.Unlock()
+	return c.writeKnownHosts()
+}
+
+// retire stops a host: its addresses stop answering.
+func (c *Cloud) retire(h *Host) error {
+	c.mu.Lock()
+	delete(c.hosts, h.ServerID)
+	for a, l := range h.listeners {
+		if c.listen[a] == l {
+			delete(c.listen, a)
+		}
+	}
+	c.retired = append(c.retired, h)
+	c.mu.Unlock()
+	err := h.SSH.Close()
+	return errors.Join(err, c.writeKnownHosts())
+}
+
+// Dial connects to the host that answers at addr, an address Heat reports
+// with port 22 (or no port). An address no VM answers at is refused, as by
+// a network where the VM is gone. It is what [Cloud.SSHConfig] sets as
+// remote.Config.Dial.
+func (c *Cloud) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		host, port = addr, "22"
+	}
+	if port != "22" {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: fmt.Errorf("sim: the simulated VMs answer SSH on port 22, not %s", port)}
+	}
+	c.mu.Lock()
+	target, ok := c.listen[host]
+	c.mu.Unlock()
+	if !ok {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", target)
+}
+
+// KnownHostsFile is the path of a known_hosts file that lists every
+// running host's key under each of its addresses. The cloud rewrites it
+// when hosts come and go.
+func (c *Cloud) KnownHostsFile() string { return filepath.Join(c.dir, "known_hosts") }
+
+func (c *Cloud) writeKnownHosts() error {
+	c.knownMu.Lock()
+	defer c.knownMu.Unlock()
+	var b strings.Builder
+	for _, h := range c.Hosts() {
+		key := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(h.SSH.HostKey())))
+		for _, a := range h.Addresses {
+			fmt.Fprintf(&b, "%s %s\n", a, key)
+		}
+	}
+	tmp := c.KnownHostsFile() + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, c.KnownHostsFile())
+}
+
+// SSHConfig returns the part of a remote.Config that is the same for every
+// host of the cloud: Dial through the simulated network, host keys verified
+// against [Cloud.KnownHostsFile] as it is now, and short timeouts. Hooks
+// fill in Addr, User and Password per node.
+func (c *Cloud) SSHConfig() (remote.Config, error) {
+	policy, err := remote.KnownHosts(c.KnownHostsFile())
+	if err != nil {
+		return remote.Config{}, err
+	}
+	return remote.Config{
+		HostKey:        policy,
+		Dial:           c.Dial,
+		ConnectTimeout: 5 * time.Second,
+		WaitTimeout:    30 * time.Second,
+	}, nil
+}
+
+// Connect dials a node as user with password through [Cloud.SSHConfig]:
+// what a hook does, for tests that inspect a node over SSH.
+func (c *Cloud) Connect(ctx context.Context, n lcm.Node, user, password string) (*remote.SSHHost, error) {
+	cfg, err := c.SSHConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Addr, cfg.Name, cfg.User, cfg.Password = n.SSHAddress, n.Resource, user, remote.NewSecret(password)
+	return remote.Dial(ctx, cfg)
+}

@@ -1,0 +1,29 @@
+// Package sim is the simulated cloud that mgmtkit's tests and its tour run
+// against: an OpenStack tenant whose Heat is [heattest] over real HTTP and
+// whose VMs are fake SSH hosts ([sshtest]) dressed as Ubuntu 22.04
+// ([ubuntu]), each on its own loopback address.
+//
+// One call, [Cloud.Build], turns a [Topology] into a Heat stack and the
+// hosts behind it: ports carry the hosts' addresses, AutoScalingGroup
+// members are member stacks, servers have Nova IDs, volumes are attached
+// block devices. [RegistryVNF] and [KubernetesCluster] derive the
+// topologies of the specs from a request's additionalParams (connection
+// point names, aspect IDs, usernames and passwords), so a sample request
+// runs unmodified.
+//
+// The world is queried and mutated through [Cloud] and [VNF]: which hosts
+// exist, their files, packages and services; scale-out creates new hosts,
+// scale-in removes them, heal replaces a host with a fresh, empty one at
+// the address Heat then reports, with its volumes re-attached. Heat and the
+// hosts stay consistent through every mutation.
+//
+// Hooks reach the hosts with [Cloud.SSHConfig]: its Dial maps the address
+// Heat reports (port 22) to the host's listener, refuses addresses no VM
+// has (as a deleted VM does), and never sends a packet anywhere but
+// loopback; its HostKey verifies against the known_hosts file the cloud
+// keeps current. Nothing in a hook is specific to the simulation.
+//
+// This package sits below the domain packages' tests and beside the
+// examples: it imports heat/heattest and remote/sshtest, and nothing that
+// is not test infrastructure imports it.
+package sim
