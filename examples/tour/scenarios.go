@@ -1,0 +1,328 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mgmtkit/mgmtkit/heat"
+	"github.com/mgmtkit/mgmtkit/internal/sim"
+	"github.com/mgmtkit/mgmtkit/lcm"
+)
+
+// A scenario is one spec's operations.
+type scenario struct {
+	name, title string
+	run         func(ctx context.Context, t *tour, s scenario) error
+}
+
+func scenarios() []scenario {
+	return []scenario{
+		{"cir", "Private container registry VNF and a Kubernetes cluster that uses it (cir-k8s-cluster)", runCIR},
+		{"pv", "Kubernetes cluster with a storage server for PersistentVolumes (pv-k8s-cluster)", runPV},
+		{"kubespray", "Kubernetes cluster deployed with kubespray behind an external load balancer (k8s-mgmtdriver-kubespray)", runKubespray},
+		{"scale", "Worker scale-out, scale-in and heal (mgmt-driver-for-k8s-scale)", runScale},
+	}
+}
+
+func scenarioNames() []string {
+	var names []string
+	for _, s := range scenarios() {
+		names = append(names, s.name)
+	}
+	return names
+}
+
+func (t *tour) runScenario(ctx context.Context, name string) {
+	for _, s := range scenarios() {
+		if s.name == name {
+			t.printf("\n=== %s: %s\n", s.name, s.title)
+			if err := s.run(ctx, t, s); err != nil {
+				t.printf("  scenario stopped: %v\n", err)
+			}
+		}
+	}
+}
+
+// clusterParams returns the additionalParams of the Kubernetes cluster:
+// -request's, or the sample request named.
+func (t *tour) clusterParams(sample string) (json.RawMessage, string, error) {
+	if t.in.clusterRequest != nil {
+		return t.in.clusterRequest.AdditionalParams, t.in.clusterFile, nil
+	}
+	return t.sampleParams(sample)
+}
+
+func (t *tour) sampleParams(sample string) (json.RawMessage, string, error) {
+	b, ok := t.in.requests[sample]
+	if !ok {
+		return nil, "", fmt.Errorf("no sample request %s", sample)
+	}
+	req, err := decodeInstantiate(b)
+	if err != nil {
+		return nil, "", fmt.Errorf("sample %s: %w", sample, err)
+	}
+	return req.AdditionalParams, "sample " + sample, nil
+}
+
+// deployed is a VNF built in the simulated cloud with what the hooks know
+// of it: its additionalParams, node groups and logins.
+type deployed struct {
+	label  string
+	vnf    *sim.VNF
+	params json.RawMessage
+	groups []heat.Group
+	logins map[lcm.Role]login
+	master heat.Group
+	refs   heatRefs
+}
+
+// build creates a VNF in the cloud from a topology and reads what its
+// hooks need from the params.
+func (t *tour) build(label string, topo sim.Topology) (*deployed, error) {
+	v, err := t.cloud.Build(topo)
+	if err != nil {
+		return nil, fmt.Errorf("building %s: %w", label, err)
+	}
+	t.vnfs[label] = v
+	d := &deployed{label: label, vnf: v, params: topo.AdditionalParams}
+	if d.groups, d.logins, d.master, d.refs, err = readParams(topo.AdditionalParams); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// instantiate runs the instantiate_end operations that exist so far on a
+// deployed VNF: resolve its nodes through Heat, print them, check each.
+func (t *tour) instantiate(ctx context.Context, s scenario, d *deployed) ([]lcm.Node, error) {
+	var nodes []lcm.Node
+	err := t.operation(ctx, s.name, d.label, lcm.InstantiateEnd, "resolve nodes in Heat, check each over SSH", func(ctx context.Context) ([]string, []string, error) {
+		var err error
+		if nodes, err = t.heat.Nodes(ctx, d.vnf.StackID(), d.groups...); err != nil {
+			return nil, nil, err
+		}
+		t.printTopology(fmt.Sprintf("  Heat reports for stack %s:", d.vnf.StackName()), nodes)
+		if d.refs.cp != "" {
+			addr, err := t.heat.ClusterAddress(ctx, d.vnf.StackID(), d.master, d.refs.cp, d.refs.fip)
+			if err != nil {
+				return nil, nil, err
+			}
+			t.printf("  cluster address (%s): %s", d.refs.cp, addr.IP)
+			if addr.FloatingIP != "" {
+				t.printf(", floating %s", addr.FloatingIP)
+			}
+			t.printf("\n")
+		}
+		for _, vol := range d.refs.volumes {
+			v, err := t.heat.Volume(ctx, d.vnf.StackID(), vol)
+			if err != nil {
+				return nil, nil, err
+			}
+			t.printf("  volume %s: %s on server %s\n", vol, v.Device, short(v.ServerID))
+		}
+		hosts, err := t.checkNodes(ctx, nodes, d.logins)
+		return hosts, nil, err
+	})
+	return nodes, err
+}
+
+func runCIR(ctx context.Context, t *tour, s scenario) error {
+	params, _, err := t.sampleParams("instantiate_cir_registry.json")
+	if err != nil {
+		return err
+	}
+	topo, err := sim.RegistryVNF(params)
+	if err != nil {
+		return err
+	}
+	reg, err := t.build("registry", topo)
+	if err != nil {
+		return err
+	}
+	if _, err := t.instantiate(ctx, s, reg); err != nil {
+		return err
+	}
+	cluster, err := t.buildCluster("cir-cluster", "instantiate_cir_k8s_cluster.json", sim.ClusterShape{Masters: 3, Workers: 2})
+	if err != nil {
+		return err
+	}
+	_, err = t.instantiate(ctx, s, cluster)
+	return err
+}
+
+func runPV(ctx context.Context, t *tour, s scenario) error {
+	cluster, err := t.buildCluster("pv-cluster", "instantiate_pv_k8s_cluster.json", sim.ClusterShape{Masters: 3, Workers: 2})
+	if err != nil {
+		return err
+	}
+	_, err = t.instantiate(ctx, s, cluster)
+	return err
+}
+
+func runKubespray(ctx context.Context, t *tour, s scenario) error {
+	cluster, err := t.buildCluster("kubespray", "instantiate_kubespray.json", sim.ClusterShape{Masters: 3, Workers: 2})
+	if err != nil {
+		return err
+	}
+	_, err = t.instantiate(ctx, s, cluster)
+	return err
+}
+
+func (t *tour) buildCluster(label, sample string, shape sim.ClusterShape) (*deployed, error) {
+	params, source, err := t.clusterParams(sample)
+	if err != nil {
+		return nil, err
+	}
+	topo, err := sim.KubernetesCluster(params, shape)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	return t.build(label, topo)
+}
+
+// runScale scales the worker group in and out with the spec's sample
+// requests and heals one worker and then the entire VNF, resolving each
+// operation's targets as its hooks do.
+func runScale(ctx context.Context, t *tour, s scenario) error {
+	d, err := t.buildCluster("scale-cluster", "instantiate_cir_k8s_cluster.json", sim.ClusterShape{Masters: 1, Workers: 3, MinWorkers: 1})
+	if err != nil {
+		return err
+	}
+	if _, err := t.instantiate(ctx, s, d); err != nil {
+		return err
+	}
+	workers, err := groupWithRole(d.groups, lcm.RoleWorker)
+	if err != nil {
+		return err
+	}
+
+	// SCALE_IN: scale_start picks the members, Heat removes them.
+	var in lcm.ScaleVnfRequest
+	if err := json.Unmarshal(t.in.requests["scale_in.json"], &in); err != nil {
+		return err
+	}
+	var victims []lcm.Node
+	err = t.operation(ctx, s.name, d.label, lcm.ScaleStart, fmt.Sprintf("SCALE_IN %s by %d: pick the oldest members", in.AspectID, in.Steps()), func(ctx context.Context) ([]string, []string, error) {
+		var err error
+		if victims, err = t.heat.ScaleInTargets(ctx, d.vnf.StackID(), workers, in); err != nil {
+			return nil, nil, err
+		}
+		t.printTopology("  scale-in targets:", victims)
+		return names(victims), nil, nil
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := d.vnf.ScaleIn(in.AspectID, names(victims)...); err != nil {
+		return fmt.Errorf("Heat scale-in: %w", err)
+	}
+
+	// SCALE_OUT: Heat adds members, scale_end finds and checks them.
+	var out lcm.ScaleVnfRequest
+	if err := json.Unmarshal(t.in.requests["scale_out.json"], &out); err != nil {
+		return err
+	}
+	before, err := t.heat.Nodes(ctx, d.vnf.StackID(), workers)
+	if err != nil {
+		return err
+	}
+	if _, err := d.vnf.ScaleOut(out.AspectID, out.Steps()); err != nil {
+		return fmt.Errorf("Heat scale-out: %w", err)
+	}
+	err = t.operation(ctx, s.name, d.label, lcm.ScaleEnd, fmt.Sprintf("SCALE_OUT %s by %d: find and check the new members", out.AspectID, out.Steps()), func(ctx context.Context) ([]string, []string, error) {
+		after, err := t.heat.Nodes(ctx, d.vnf.StackID(), workers)
+		if err != nil {
+			return nil, nil, err
+		}
+		added := heat.ScaleOutTargets(before, after)
+		t.printTopology("  new members:", added)
+		hosts, err := t.checkNodes(ctx, added, d.logins)
+		return hosts, nil, err
+	})
+	if err != nil {
+		return err
+	}
+
+	// Heal one worker: heal_start resolves the VNFC to the old server,
+	// Heat replaces it, heal_end finds the fresh VM at the address Heat
+	// now reports.
+	inst := d.vnf.Instance()
+	worker := d.vnf.HostsWithRole(lcm.RoleWorker)[0]
+	vnfc := vnfcOf(inst, worker.ServerID)
+	req := lcm.HealVnfRequest{VnfcInstanceID: []string{vnfc}}
+	err = t.operation(ctx, s.name, d.label, lcm.HealStart, "heal "+vnfc+": resolve the VNFC to its node", func(ctx context.Context) ([]string, []string, error) {
+		plan, err := t.resolveHeal(ctx, d, inst, req)
+		return names(plan.Nodes), nil, err
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := d.vnf.Heal(worker.ServerID, sim.HealOptions{NewAddresses: true}); err != nil {
+		return fmt.Errorf("Heat heal: %w", err)
+	}
+	inst = d.vnf.Instance() // the VNFM refreshes vnfcResourceInfo before heal_end
+	err = t.operation(ctx, s.name, d.label, lcm.HealEnd, "heal "+vnfc+": find the new VM and check it", func(ctx context.Context) ([]string, []string, error) {
+		plan, err := t.resolveHeal(ctx, d, inst, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		hosts, err := t.checkNodes(ctx, plan.Nodes, d.logins)
+		return hosts, nil, err
+	})
+	if err != nil {
+		return err
+	}
+
+	// Entire heal: no vnfcInstanceId.
+	return t.operation(ctx, s.name, d.label, lcm.HealStart, "heal with no vnfcInstanceId: the entire VNF", func(ctx context.Context) ([]string, []string, error) {
+		plan, err := t.resolveHeal(ctx, d, inst, lcm.HealVnfRequest{})
+		if err == nil && !plan.Entire {
+			err = errors.New("an empty vnfcInstanceId list did not mean the entire VNF")
+		}
+		return nil, nil, err
+	})
+}
+
+func (t *tour) resolveHeal(ctx context.Context, d *deployed, inst *lcm.VnfInstance, req lcm.HealVnfRequest) (heat.HealPlan, error) {
+	nodes, err := t.heat.Nodes(ctx, d.vnf.StackID(), d.groups...)
+	if err != nil {
+		return heat.HealPlan{}, err
+	}
+	plan, err := heat.HealTargets(inst, req, nodes)
+	if err != nil {
+		return plan, err
+	}
+	if plan.Entire {
+		t.printf("  the entire VNF: terminate_end then instantiate_end with the stored additionalParams\n")
+	} else {
+		t.printTopology("  heal targets:", plan.Nodes)
+	}
+	return plan, nil
+}
+
+func vnfcOf(inst *lcm.VnfInstance, serverID string) string {
+	for _, v := range inst.InstantiatedVnfInfo.VnfcResourceInfo {
+		if v.ComputeResource.ResourceID == serverID {
+			return v.ID
+		}
+	}
+	return ""
+}
+
+func names(nodes []lcm.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, n.Resource)
+	}
+	return out
+}
+
+func groupWithRole(groups []heat.Group, r lcm.Role) (heat.Group, error) {
+	for _, g := range groups {
+		if g.Role == r {
+			return g, nil
+		}
+	}
+	return heat.Group{}, fmt.Errorf("the additionalParams describe no %s nodes", r)
+}

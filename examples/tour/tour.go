@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mgmtkit/mgmtkit/heat"
+	"github.com/mgmtkit/mgmtkit/internal/sim"
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/remote"
+)
+
+// tour runs scenarios against one simulated cloud and reports on them.
+type tour struct {
+	opts   options
+	in     inputs
+	out    io.Writer
+	cloud  *sim.Cloud
+	heat   *heat.Client
+	logger *slog.Logger
+	report Report
+	vnfs   map[string]*sim.VNF // by VNF label, for the world summary
+}
+
+// Report is the -json output.
+type Report struct {
+	Operations []Operation `json:"operations"`
+	// Passed and Failed count the operations.
+	Passed int   `json:"passed"`
+	Failed int   `json:"failed"`
+	World  World `json:"world"`
+}
+
+// Operation is one hook run (or one VIM action between hooks).
+type Operation struct {
+	Scenario string `json:"scenario"`
+	VNF      string `json:"vnf"`
+	Hook     string `json:"hook"`
+	// What the operation did, in a few words.
+	What string `json:"what"`
+	OK   bool   `json:"ok"`
+	// Error is the failure, when OK is false.
+	Error string `json:"error,omitempty"`
+	// Hosts are the hosts the operation acted on; HostsChanged those it
+	// changed.
+	Hosts        []string `json:"hosts"`
+	HostsChanged []string `json:"hostsChanged"`
+	// Commands is how many SSH commands the operation ran, over all hosts.
+	Commands int           `json:"commands"`
+	Duration time.Duration `json:"durationNs"`
+}
+
+// World is the state of the simulated cloud after the tour.
+type World struct {
+	Hosts   []WorldHost `json:"hosts"`
+	Retired int         `json:"retiredHosts"`
+}
+
+// WorldHost is one running VM.
+type WorldHost struct {
+	VNF        string   `json:"vnf"`
+	Resource   string   `json:"resource"`
+	Role       lcm.Role `json:"role"`
+	SSHAddress string   `json:"sshAddress"`
+	NICAddress string   `json:"nicAddress"`
+	ServerID   string   `json:"serverId"`
+	Packages   int      `json:"packages"`
+	Active     []string `json:"activeServices"`
+}
+
+func newTour(ctx context.Context, o options, in inputs, out io.Writer) (*tour, error) {
+	cloud, err := sim.New(sim.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("starting the simulated cloud: %w", err)
+	}
+	hc, err := cloud.HeatClient(ctx)
+	if err != nil {
+		cloud.Close()
+		return nil, fmt.Errorf("connecting to the simulated Heat: %w", err)
+	}
+	t := &tour{opts: o, in: in, out: out, cloud: cloud, heat: hc, vnfs: map[string]*sim.VNF{}}
+	if o.json {
+		t.out = io.Discard
+	}
+	t.logger = slog.New(&progressHandler{w: t.out})
+	t.printf("Simulated cloud: Keystone at %s; VMs on loopback, SSH verified against %s\n", cloud.Heat().IdentityEndpoint(), cloud.KnownHostsFile())
+	return t, nil
+}
+
+func (t *tour) close() { t.cloud.Close() }
+
+func (t *tour) printf(format string, args ...any) { fmt.Fprintf(t.out, format, args...) }
+
+// operation runs fn as one reported operation of a hook.
+func (t *tour) operation(ctx context.Context, scenario, vnf string, hook lcm.Hook, what string, fn func(ctx context.Context) (hosts, changed []string, err error)) error {
+	t.printf("→ %s %s: %s\n", vnf, hook, what)
+	ctx = lcm.WithLogger(lcm.WithHook(ctx, hook), t.logger)
+	before := t.commands()
+	start := time.Now()
+	hosts, changed, err := fn(ctx)
+	op := Operation{
+		Scenario: scenario, VNF: vnf, Hook: string(hook), What: what, OK: err == nil,
+		Hosts: nonNil(hosts), HostsChanged: nonNil(changed),
+		Commands: t.commands() - before, Duration: time.Since(start),
+	}
+	if err != nil {
+		op.Error = err.Error()
+		t.report.Failed++
+		t.printf("  FAILED: %v\n", err)
+	} else {
+		t.report.Passed++
+		t.printf("  ok: %d hosts, %d changed, %d commands, %s\n", len(op.Hosts), len(op.HostsChanged), op.Commands, op.Duration.Round(time.Millisecond))
+	}
+	t.report.Operations = append(t.report.Operations, op)
+	return err
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// commands counts the SSH commands every host, running or retired, has
+// served.
+func (t *tour) commands() int {
+	n := 0
+	for _, h := range append(t.cloud.Hosts(), t.cloud.Retired()...) {
+		n += len(h.SSH.Transcript())
+	}
+	return n
+}
+
+// finish prints the summary, or the JSON report.
+func (t *tour) finish() {
+	for _, h := range t.cloud.Hosts() {
+		wh := WorldHost{
+			Resource: h.Resource, Role: h.Role, SSHAddress: h.SSHAddress, NICAddress: h.NICAddress,
+			ServerID: h.ServerID, Packages: len(h.Machine.Packages()), Active: []string{},
+		}
+		for label, v := range t.vnfs {
+			for _, vh := range v.Hosts() {
+				if vh == h {
+					wh.VNF = label
+				}
+			}
+		}
+		for name, s := range h.Machine.Services() {
+			if s.Active {
+				wh.Active = append(wh.Active, name)
+			}
+		}
+		t.report.World.Hosts = append(t.report.World.Hosts, wh)
+	}
+	t.report.World.Retired = len(t.cloud.Retired())
+	if t.opts.json {
+		return
+	}
+	t.printf("\nSummary: %d operations, %d passed, %d failed; %d VMs running, %d retired by scale-in and heal\n",
+		len(t.report.Operations), t.report.Passed, t.report.Failed, len(t.report.World.Hosts), t.report.World.Retired)
+	for _, op := range t.report.Operations {
+		status, what := "ok", op.What
+		if !op.OK {
+			status, what = "FAILED", what+": "+op.Error
+		}
+		t.printf("  %-10s %-14s %-16s %-6s %3d cmds %6s  %s\n", op.Scenario, op.VNF, op.Hook, status, op.Commands, op.Duration.Round(time.Millisecond), what)
+	}
+}
+
+// writeJSON prints the report.
+func (t *tour) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(t.report)
+}
+
+// printTopology prints nodes as Heat reported them.
+func (t *tour) printTopology(title string, nodes []lcm.Node) {
+	t.printf("%s\n", title)
+	for _, n := range nodes {
+		t.printf("  %-12s %-24s ssh %-12s nic %-12s server %s\n", n.Role, n.Resource, n.SSHAddress, n.NICAddress, short(n.ServerID))
+	}
+}
+
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// progressHandler prints the step records of lcm.Do and lcm.OnHosts as
+// one line per host and step.
+type progressHandler struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (h *progressHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+
+func (h *progressHandler) Handle(_ context.Context, r slog.Record) error {
+	attrs := map[string]slog.Value{}
+	r.Attrs(func(a slog.Attr) bool {
+		attrs[a.Key] = a.Value
+		return true
+	})
+	status := "ok"
+	switch r.Message {
+	case lcm.MsgStepFailed:
+		status = "FAILED"
+	case lcm.MsgStepSkipped:
+		status = "skipped"
+	case lcm.MsgStepFinished:
+		if attrs[lcm.AttrChanged].Bool() {
+			status = "changed"
+		}
+	default:
+		return nil
+	}
+	line := fmt.Sprintf("  %-24s %-26s %-8s %6s", attrs[lcm.AttrStep].String(), attrs[lcm.AttrHost].String(), status,
+		attrs[lcm.AttrDuration].Duration().Round(time.Millisecond))
+	if d := attrs[lcm.AttrDetail].String(); d != "" {
+		line += "  " + d
+	}
+	if e, ok := attrs[lcm.AttrError]; ok {
+		line += "  " + e.String()
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := fmt.Fprintln(h.w, strings.TrimRight(line, " "))
+	return err
+}
+
+func (h *progressHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *progressHandler) WithGroup(string) slog.Handler      { return h }
+
+// checkNodes is the step every scenario runs on the nodes it resolved:
+// connect over SSH as the role's user (host key verified), read
+// /etc/os-release and require Ubuntu, and require a 64-bit x86 or Arm
+// machine (the reference checks Ubuntu and x86_64). It changes nothing.
+func (t *tour) checkNodes(ctx context.Context, nodes []lcm.Node, logins map[lcm.Role]login) (hosts []string, err error) {
+	cfg, err := t.cloud.SSHConfig()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		hosts = append(hosts, n.Resource)
+	}
+	_, err = lcm.OnHosts(ctx, "check-node", nodes, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
+		l, ok := logins[n.Role]
+		if !ok {
+			return lcm.Unchanged, fmt.Errorf("no login for role %s in additionalParams", n.Role)
+		}
+		c := cfg
+		c.Addr, c.Name, c.User, c.Password = n.SSHAddress, n.Resource, l.user, remote.NewSecret(l.password)
+		h, err := remote.Dial(ctx, c)
+		if err != nil {
+			return lcm.Unchanged, err
+		}
+		defer h.Close()
+		osr, err := remote.ReadOSRelease(ctx, h)
+		if err != nil {
+			return lcm.Unchanged, err
+		}
+		if osr.ID() != "ubuntu" {
+			return lcm.Unchanged, fmt.Errorf("runs %s, want Ubuntu", osr)
+		}
+		out, err := h.Run(ctx, remote.Command("uname", "-m"))
+		if err != nil {
+			return lcm.Unchanged, err
+		}
+		arch := strings.TrimSpace(string(out.Stdout))
+		if arch != "x86_64" && arch != "aarch64" {
+			return lcm.Unchanged, fmt.Errorf("machine %q is neither x86_64 nor aarch64", arch)
+		}
+		return lcm.Result{Detail: osr.String() + " " + arch}, nil
+	})
+	return hosts, err
+}
