@@ -215,7 +215,7 @@ func runScale(ctx context.Context, t *tour, s scenario) error {
 		return err
 	}
 	if _, err := d.vnf.ScaleIn(in.AspectID, names(victims)...); err != nil {
-		return fmt.Errorf("Heat scale-in: %w", err)
+		return fmt.Errorf("scaling in through Heat: %w", err)
 	}
 
 	// SCALE_OUT: Heat adds members, scale_end finds and checks them.
@@ -228,7 +228,7 @@ func runScale(ctx context.Context, t *tour, s scenario) error {
 		return err
 	}
 	if _, err := d.vnf.ScaleOut(out.AspectID, out.Steps()); err != nil {
-		return fmt.Errorf("Heat scale-out: %w", err)
+		return fmt.Errorf("scaling out through Heat: %w", err)
 	}
 	err = t.operation(ctx, s.name, d.label, lcm.ScaleEnd, fmt.Sprintf("SCALE_OUT %s by %d: find and check the new members", out.AspectID, out.Steps()), func(ctx context.Context) ([]string, []string, error) {
 		after, err := t.heat.Nodes(ctx, d.vnf.StackID(), workers)
@@ -259,7 +259,7 @@ func runScale(ctx context.Context, t *tour, s scenario) error {
 		return err
 	}
 	if _, err := d.vnf.Heal(worker.ServerID, sim.HealOptions{NewAddresses: true}); err != nil {
-		return fmt.Errorf("Heat heal: %w", err)
+		return fmt.Errorf("healing through Heat: %w", err)
 	}
 	inst = d.vnf.Instance() // the VNFM refreshes vnfcResourceInfo before heal_end
 	err = t.operation(ctx, s.name, d.label, lcm.HealEnd, "heal "+vnfc+": find the new VM and check it", func(ctx context.Context) ([]string, []string, error) {
