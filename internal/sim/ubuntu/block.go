@@ -38,13 +38,13 @@ func newRootParts() []rootPart {
 
 // blockDev is a row of lsblk and blkid.
 type blockDev struct {
-	name, path, majmin, typ     string
-	size                        int64
-	fstype, fsver, uuid, label  string
-	serial                      string
-	mountpoint                  string
-	fsavail, fsuse              string
-	children                    []blockDev
+	name, path, majmin, typ    string
+	size                       int64
+	fstype, fsver, uuid, label string
+	serial                     string
+	mountpoint                 string
+	fsavail, fsuse             string
+	children                   []blockDev
 }
 
 // majMin returns a plausible major:minor for a device name: virtio disks

@@ -105,8 +105,8 @@ func DefaultCatalog() *Catalog {
 		{Name: "nfs-common", Version: "1:2.6.1-1ubuntu1.2", Depends: []string{"rpcbind", "keyutils", "libnfsidmap1"},
 			Description: "NFS support files common to client and server",
 			Files: map[string]string{
-				"/etc/idmapd.conf":          "[General]\n\nVerbosity = 0\n# set your own domain here, if it differs from FQDN minus hostname\n# Domain = localdomain\n\n[Mapping]\n\nNobody-User = nobody\nNobody-Group = nogroup\n",
-				"/etc/default/nfs-common":   "NEED_STATD=\nSTATDOPTS=\nNEED_IDMAPD=\nNEED_GSSD=\n",
+				"/etc/idmapd.conf":                    "[General]\n\nVerbosity = 0\n# set your own domain here, if it differs from FQDN minus hostname\n# Domain = localdomain\n\n[Mapping]\n\nNobody-User = nobody\nNobody-Group = nogroup\n",
+				"/etc/default/nfs-common":             "NEED_STATD=\nSTATDOPTS=\nNEED_IDMAPD=\nNEED_GSSD=\n",
 				"/etc/request-key.d/id_resolver.conf": "create\tid_resolver\t*\t*\t/usr/sbin/nfsidmap -t 600 %k %d\n",
 			},
 			Programs: map[string]sshtest.Program{"/usr/sbin/mount.nfs": mountNFSNotModelled, "/usr/sbin/mount.nfs4": mountNFSNotModelled},

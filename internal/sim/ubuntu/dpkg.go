@@ -325,7 +325,7 @@ func (m *Machine) formatLocked(name, format string) string {
 		"db:status-want": words[0], "db:status-eflag": words[1], "db:status-status": words[2],
 		"architecture": m.arch, "description": description(st.pkg), "binary:summary": description(st.pkg),
 		"maintainer": "Ubuntu Developers <ubuntu-devel-discuss@lists.ubuntu.com>",
-		"depends": strings.Join(st.pkg.Depends, ", "), "priority": "optional", "section": "misc",
+		"depends":    strings.Join(st.pkg.Depends, ", "), "priority": "optional", "section": "misc",
 	}
 	var b strings.Builder
 	for i := 0; i < len(format); i++ {

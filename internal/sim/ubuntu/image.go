@@ -173,4 +173,3 @@ func (m *Machine) addSystemAccounts() error {
 		"systemd-resolve:x:103:", "messagebus:x:105:", "syslog:x:111:", "nogroup:x:65534:",
 	})
 }
-

@@ -102,22 +102,26 @@ func Install(srv *sshtest.Server, opts Options) *Machine {
 		panic(fmt.Sprintf("ubuntu: architecture %q is not modelled (amd64 or arm64)", opts.Arch))
 	}
 	m := &Machine{
-		srv:      srv,
-		catalog:  opts.Catalog,
-		arch:     opts.Arch,
-		dpkgLock: make(chan struct{}, 1),
-		pkgs:     map[string]*pkgState{},
-		holds:    map[string]bool{},
-		lists:    map[string]bool{},
-		units:    map[string]*unitState{},
-		disks:    map[string]*Disk{},
-		ext:      map[any]any{},
-		nextPID:  3150,
+		srv:       srv,
+		catalog:   opts.Catalog,
+		arch:      opts.Arch,
+		dpkgLock:  make(chan struct{}, 1),
+		pkgs:      map[string]*pkgState{},
+		holds:     map[string]bool{},
+		lists:     map[string]bool{},
+		units:     map[string]*unitState{},
+		disks:     map[string]*Disk{},
+		ext:       map[any]any{},
+		nextPID:   3150,
 		rootParts: newRootParts(),
 	}
 	m.dpkgLock <- struct{}{}
 	if err := m.writeImage(); err != nil {
 		panic("ubuntu: " + err.Error())
+	}
+	if m.arch != "amd64" {
+		// sshtest's uname answers x86_64.
+		m.handle("/usr/bin/uname", m.tool(unameTool))
 	}
 	for _, p := range m.catalog.base() {
 		if err := m.applyInstall(nil, []step{{pkg: p}}, true); err != nil {
