@@ -213,6 +213,15 @@ func TestScaleOutAndInKeepHeatAndHostsConsistent(t *testing.T) {
 	if err != nil || len(now) != 3 {
 		t.Errorf("Heat reports %d workers (%v), want 3", len(now), err)
 	}
+	if _, err := v.ScaleIn("worker_instance", "no-such-member"); err == nil {
+		t.Error("scaling in an unknown member succeeded")
+	}
+	if _, err := v.ScaleOut("wrkr_instance", 1); err == nil || !strings.Contains(err.Error(), "worker_instance") {
+		t.Errorf("scaling out an unknown group: %v", err)
+	}
+	if len(v.HostsWithRole(lcm.RoleWorker)) != 3 {
+		t.Error("a failed scale changed the hosts")
+	}
 }
 
 func TestHealReplacesTheHostWithAFreshOne(t *testing.T) {

@@ -375,9 +375,12 @@ func (v *VNF) ScaleIn(aspect string, names ...string) ([]*Host, error) {
 		before[m.Stack.ID()] = true
 	}
 	if len(names) == 0 {
-		grp.ScaleIn(1)
+		_, err = grp.ScaleIn(1)
 	} else {
-		grp.RemoveMembers(names...)
+		_, err = grp.RemoveMembers(names...)
+	}
+	if err != nil {
+		return nil, err
 	}
 	for _, m := range grp.Members() {
 		delete(before, m.Stack.ID())
