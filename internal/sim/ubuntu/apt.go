@@ -218,8 +218,8 @@ func repoKey(uri string) string {
 
 // readSources parses /etc/apt/sources.list and /etc/apt/sources.list.d
 // (one-line .list files and deb822 .sources files), returning apt's error
-// for a malformed entry.
-func (m *Machine) readSources() ([]source, error) {
+// line for a malformed entry ("" if there is none).
+func (m *Machine) readSources() ([]source, string) {
 	files := []string{"/etc/apt/sources.list"}
 	entries, _ := m.fs().ReadDir("/etc/apt/sources.list.d")
 	for _, e := range entries {
@@ -245,7 +245,7 @@ func (m *Machine) readSources() ([]source, error) {
 					continue
 				}
 				if fields["uris"] == "" || fields["suites"] == "" {
-					return nil, fmt.Errorf("E: Malformed entry in list file %s (URI)", f)
+					return nil, fmt.Sprintf("E: Malformed entry in list file %s (URI)", f)
 				}
 				for _, uri := range strings.Fields(fields["uris"]) {
 					for _, suite := range strings.Fields(fields["suites"]) {
@@ -267,7 +267,7 @@ func (m *Machine) readSources() ([]source, error) {
 				continue
 			}
 			if fields[0] != "deb" {
-				return nil, fmt.Errorf("E: Malformed entry %d in list file %s (Component)", i+1, f)
+				return nil, fmt.Sprintf("E: Malformed entry %d in list file %s (Component)", i+1, f)
 			}
 			fields = fields[1:]
 			if len(fields) > 0 && strings.HasPrefix(fields[0], "[") {
@@ -279,22 +279,22 @@ func (m *Machine) readSources() ([]source, error) {
 				}
 			}
 			if len(fields) < 2 {
-				return nil, fmt.Errorf("E: Malformed entry %d in list file %s (Suite)", i+1, f)
+				return nil, fmt.Sprintf("E: Malformed entry %d in list file %s (Suite)", i+1, f)
 			}
 			if u, err := url.Parse(fields[0]); err != nil || u.Scheme == "" {
-				return nil, fmt.Errorf("E: Malformed entry %d in list file %s (URI parse)", i+1, f)
+				return nil, fmt.Sprintf("E: Malformed entry %d in list file %s (URI parse)", i+1, f)
 			}
 			out = append(out, source{fields[0], fields[1]})
 		}
 	}
-	return out, nil
+	return out, ""
 }
 
 // fetchListsLocked marks the repositories of the current sources as
 // fetched, as apt-get update does.
 func (m *Machine) fetchListsLocked() []source {
-	srcs, err := m.readSources()
-	if err != nil {
+	srcs, bad := m.readSources()
+	if bad != "" {
 		return nil
 	}
 	m.lists = map[string]bool{}
@@ -321,8 +321,8 @@ func (a *aptRun) update() int {
 		return 100
 	}
 	defer a.unlock()
-	if _, err := m.readSources(); err != nil {
-		errf(p, "%s", err)
+	if _, bad := m.readSources(); bad != "" {
+		errf(p, "%s", bad)
 		errf(p, "E: The list of sources could not be read.")
 		return 100
 	}
@@ -408,8 +408,11 @@ func (a *aptRun) install(args []string) int {
 		return 100
 	}
 	var extra, fresh, upgraded, downgraded []string
+	broken := 0
 	for _, s := range r.steps {
 		switch {
+		case s.reconfigure:
+			broken++
 		case s.old == nil:
 			fresh = append(fresh, s.pkg.Name)
 			if s.auto {
@@ -442,6 +445,9 @@ func (a *aptRun) install(args []string) int {
 	a.wrapList("The following packages will be upgraded:", upgraded)
 	a.wrapList("The following packages will be DOWNGRADED:", downgraded)
 	a.summary(len(upgraded), len(fresh), len(downgraded), 0, 0)
+	if broken > 0 {
+		a.out("%d not fully installed or removed.", broken)
+	}
 	if len(r.held) > 0 && !a.c.has("--allow-change-held-packages") && a.yes {
 		errf(p, "E: Held packages were changed and -y was used without --allow-change-held-packages.")
 		return 100

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,7 +85,7 @@ func (m *Machine) blockDevsLocked() []blockDev {
 		root.children = append(root.children, b)
 	}
 	out := []blockDev{root}
-	for _, dev := range sortedStrings(mapsKeys(m.disks)) {
+	for _, dev := range slices.Sorted(maps.Keys(m.disks)) {
 		d := m.disks[dev]
 		d.mu.Lock()
 		name := strings.TrimPrefix(dev, "/dev/")
@@ -100,19 +101,6 @@ func (m *Machine) blockDevsLocked() []blockDev {
 		out = append(out, b)
 	}
 	return out
-}
-
-func mapsKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
-func sortedStrings(s []string) []string {
-	slices.Sort(s)
-	return s
 }
 
 // humanSize formats a size as lsblk and df -h do: 20G, 19.9G, 106M.

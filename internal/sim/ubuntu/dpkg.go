@@ -139,9 +139,6 @@ func dpkgQueryTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 	return p.Fail(2, "error: need an action option")
 }
 
-// knownLocked returns the package dpkg has a record of, nil if none.
-func (m *Machine) knownLocked(name string) *pkgState { return m.pkgs[name] }
-
 // statusAbbrev is dpkg's db:Status-Abbrev ("ii ").
 func (m *Machine) statusAbbrevLocked(name string) string {
 	st := m.pkgs[name]
@@ -167,7 +164,7 @@ func (m *Machine) dpkgStatus(p *sshtest.Process, prog string, names []string) in
 	defer m.mu.Unlock()
 	code := 0
 	for i, n := range names {
-		st := m.knownLocked(n)
+		st := m.pkgs[n]
 		if st == nil {
 			errf(p, "dpkg-query: package '%s' is not installed and no information is available", n)
 			code = 1

@@ -297,9 +297,10 @@ func parseRequest(arg string) request {
 
 // step is one package to unpack and configure.
 type step struct {
-	pkg  Package
-	old  *Package // the version it replaces, for an upgrade or downgrade
-	auto bool     // installed only as a dependency
+	pkg         Package
+	old         *Package // the version it replaces, for an upgrade or downgrade
+	auto        bool     // installed only as a dependency
+	reconfigure bool     // unpacked already, its configuration failed before
 }
 
 // resolution is the outcome of resolving install requests.
@@ -379,6 +380,10 @@ func (m *Machine) resolveLocked(reqs []request, available func(Package) bool) re
 				}
 				return true
 			}
+			if st.status == statusHalfConfigured && st.pkg.Version == chosen.Version {
+				r.steps = append(r.steps, step{pkg: chosen, auto: st.auto && !explicit, reconfigure: true})
+				return true
+			}
 			if st.pkg.Version != chosen.Version {
 				o := st.pkg
 				old = &o
@@ -440,11 +445,13 @@ func (m *Machine) applyInstall(out progress, steps []step, boot bool) error {
 	for _, s := range steps {
 		p := s.pkg
 		deb := fmt.Sprintf(".../%s_%s_%s.deb", p.Name, strings.ReplaceAll(p.Version, ":", "%3a"), m.arch)
-		if s.old == nil {
+		switch {
+		case s.reconfigure:
+		case s.old == nil:
 			say("Selecting previously unselected package %s.", p.Name)
 			say("Preparing to unpack %s ...", deb)
 			say("Unpacking %s (%s) ...", p.Name, p.Version)
-		} else {
+		default:
 			say("Preparing to unpack %s ...", deb)
 			say("Unpacking %s (%s) over (%s) ...", p.Name, p.Version, s.old.Version)
 		}
