@@ -361,3 +361,29 @@ func TestCompareVersions(t *testing.T) {
 		}
 	}
 }
+
+// Two apt-get runs at once: the second finds the dpkg lock held by the
+// first, as on a real machine.
+func TestAptConcurrentRunsShareTheLock(t *testing.T) {
+	c := DefaultCatalog()
+	started, release := make(chan struct{}), make(chan struct{})
+	c.Add(Package{Name: "slow", Version: "1.0", OnInstall: func(*Machine) error {
+		close(started)
+		<-release
+		return nil
+	}})
+	v := newVM(t, Options{Catalog: c, UpdatedLists: true})
+	done := make(chan result)
+	go func() { done <- v.root("apt-get install -y slow") }()
+	<-started
+	r := v.root("apt-get install -y jq")
+	wantCode(t, "second apt-get", r, 100, "", "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process ")
+	if !strings.Contains(r.stderr, " (apt-get)\n") {
+		t.Errorf("holder: %q", r.stderr)
+	}
+	close(release)
+	if r := <-done; r.code != 0 {
+		t.Fatalf("first apt-get: %v", r)
+	}
+	wantCode(t, "after the first finished", v.root("apt-get install -y jq"), 0, "Setting up jq", "")
+}

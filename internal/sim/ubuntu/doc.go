@@ -64,6 +64,9 @@
 //     machine moves them into its filesystem on mount and back on umount.
 //   - lsb_release, arch and, on arm64, uname report the release and the
 //     architecture.
+//   - [Machine.Reboot]: mounts and running units go; /etc/fstab is mounted
+//     and the enabled units start again, so a test can check that a step
+//     made its changes persistent.
 //
 // # What is not modelled
 //

@@ -246,19 +246,26 @@ func (m *Machine) AptUpdates() int {
 }
 
 // Extension returns the value stored under key on this machine, calling
-// create to make it the first time. Packages of the simulated cloud keep
-// their per-machine state this way (a fake Docker daemon's containers),
-// rather than in package-level maps. Keys should be of an unexported type
-// of the package that uses them, as for context values.
+// create to make it the first time (if two callers race, one value wins and
+// both get it). Packages of the simulated cloud keep their per-machine
+// state this way (a fake Docker daemon's containers), rather than in
+// package-level maps; the value guards its own fields. Keys should be of an
+// unexported type of the package that uses them, as for context values.
 func (m *Machine) Extension(key any, create func() any) any {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	v, ok := m.ext[key]
-	if !ok {
-		v = create()
-		m.ext[key] = v
+	m.mu.Unlock()
+	if ok {
+		return v
 	}
-	return v
+	created := create()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if v, ok := m.ext[key]; ok {
+		return v
+	}
+	m.ext[key] = created
+	return created
 }
 
 // pid returns a fresh process ID for messages that name one.

@@ -83,10 +83,19 @@ func (m *Machine) Service(name string) ServiceState {
 	return m.serviceStateLocked(u)
 }
 
-// Services returns the state of every known unit, by full name.
+// Services returns the state of every known unit, by full name: the
+// registered ones and those whose unit files are on disk.
 func (m *Machine) Services() map[string]ServiceState {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	for _, dir := range unitDirs {
+		entries, _ := m.fs().ReadDir(dir)
+		for _, e := range entries {
+			if !e.IsDir() && unitName(e.Name()) == e.Name() {
+				m.lookupUnitLocked(e.Name())
+			}
+		}
+	}
 	out := map[string]ServiceState{}
 	for name, u := range m.units {
 		out[name] = m.serviceStateLocked(u)

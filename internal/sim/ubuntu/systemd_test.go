@@ -211,3 +211,48 @@ func TestReleaseFiles(t *testing.T) {
 	wantStr(t, "arm64", arm.user("arch; uname -m; dpkg --print-architecture; grep -c ports.ubuntu.com /etc/apt/sources.list"), "aarch64\naarch64\narm64\n4\n", "", 0)
 	wantStr(t, "accounts", v.user("id -u nobody; getent=$(grep -c '^nogroup:' /etc/group); echo $getent"), "65534\n1\n", "", 0)
 }
+
+func TestRebootKeepsWhatPersists(t *testing.T) {
+	var starts, stops atomic.Int32
+	v := newVM(t, Options{})
+	hooks := func(name string) Unit {
+		return Unit{Name: name, OnStart: func(*Machine) error { starts.Add(1); return nil }, OnStop: func(*Machine) error { stops.Add(1); return nil }}
+	}
+	v.AddUnit(hooks("kept.service"))
+	v.AddUnit(hooks("transient.service"))
+	v.mustOK("systemctl enable --now kept && systemctl start transient")
+
+	persistent, transient := NewDisk(1<<30), NewDisk(1<<30)
+	v.AttachDisk("/dev/vdb", persistent)
+	v.AttachDisk("/dev/vdc", transient)
+	v.mustOK("mkfs.ext4 -q /dev/vdb && mkfs.ext4 -q /dev/vdc && mkdir -p /data /scratch && mount /dev/vdb /data && mount /dev/vdc /scratch")
+	v.mustOK("echo \"UUID=$(blkid -s UUID -o value /dev/vdb) /data ext4 defaults,nofail 0 2\" >> /etc/fstab && echo x > /data/f && touch /tmp/junk")
+	v.mustOK("hostnamectl set-hostname kept-name")
+	before := v.Service("kept")
+
+	if err := v.Reboot(); err != nil {
+		t.Fatal(err)
+	}
+	wantStr(t, "fstab mount is back", v.user("mountpoint -q /data && cat /data/f"), "x\n", "", 0)
+	wantStr(t, "other mount is gone", v.user("mountpoint -q /scratch"), "", "", 32)
+	wantStr(t, "/tmp emptied, hostname kept", v.user("ls /tmp; hostname"), "kept-name\n", "", 0)
+	if st := v.Service("kept"); !st.Active || st != before {
+		t.Errorf("enabled unit after reboot: %+v (before %+v)", st, before)
+	}
+	if st := v.Service("transient"); st.Active {
+		t.Errorf("a unit that was not enabled runs after reboot: %+v", st)
+	}
+	if st := v.Service("ssh"); !st.Active {
+		t.Errorf("ssh after reboot: %+v", st)
+	}
+	if starts.Load() != 3 || stops.Load() != 2 {
+		t.Errorf("hooks: %d starts, %d stops", starts.Load(), stops.Load())
+	}
+
+	// An fstab entry without nofail for a disk that is gone: emergency mode.
+	v.DetachDisk("/dev/vdb")
+	v.mustOK("echo '/dev/vdb /data ext4 defaults 0 2' >> /etc/fstab")
+	if err := v.Reboot(); err == nil || !strings.Contains(err.Error(), "special device /dev/vdb does not exist") {
+		t.Errorf("reboot with a missing disk in fstab: %v", err)
+	}
+}
