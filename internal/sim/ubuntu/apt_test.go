@@ -387,3 +387,9 @@ func TestAptConcurrentRunsShareTheLock(t *testing.T) {
 	}
 	wantCode(t, "after the first finished", v.root("apt-get install -y jq"), 0, "Setting up jq", "")
 }
+
+func TestAptMarksNamedDependenciesManual(t *testing.T) {
+	v := newVM(t, Options{UpdatedLists: true})
+	wantCode(t, "install", v.root("apt-get install -y jq libjq1"), 0, "The following additional packages will be installed:\n  libonig5\nThe following NEW packages will be installed:\n  jq libjq1 libonig5\n", "")
+	wantCode(t, "list", v.root("apt list --installed 2>/dev/null | grep -E '^(libjq1|libonig5)/'"), 0, "libjq1/jammy,now 1.6-2.1ubuntu3 amd64 [installed]\nlibonig5/jammy,now 6.9.7.1-2build1 amd64 [installed,automatic]\n", "")
+}

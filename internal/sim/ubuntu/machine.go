@@ -312,14 +312,13 @@ type step struct {
 
 // resolution is the outcome of resolving install requests.
 type resolution struct {
-	steps    []step   // dependencies first
-	already  []string // "X is already the newest version (V)." subjects
-	manual   []string // auto-installed packages now asked for by name
-	unknown  []string // names apt cannot locate
-	badVer   []request
-	unmet    [][2]string // {package, missing dependency}
-	held     []string    // held packages that would change
-	downgrad []string    // packages that would be downgraded
+	steps   []step   // dependencies first
+	already []string // "X is already the newest version (V)." subjects
+	manual  []string // auto-installed packages now asked for by name
+	unknown []string // names apt cannot locate
+	badVer  []request
+	unmet   [][2]string // {package, missing dependency}
+	held    []string    // held packages that would change
 }
 
 func (r resolution) err() error {
@@ -353,6 +352,15 @@ func (m *Machine) resolveLocked(reqs []request, available func(Package) bool) re
 	visit = func(name, version, parent string) bool {
 		explicit := parent == ""
 		if seen[name] {
+			if explicit {
+				// Asked for by name after another package pulled it
+				// in: it is installed manually.
+				for i := range r.steps {
+					if r.steps[i].pkg.Name == name {
+						r.steps[i].auto = false
+					}
+				}
+			}
 			return true
 		}
 		seen[name] = true
@@ -396,9 +404,6 @@ func (m *Machine) resolveLocked(reqs []request, available func(Package) bool) re
 				old = &o
 				if m.holds[name] {
 					r.held = append(r.held, name)
-				}
-				if compareVersions(chosen.Version, st.pkg.Version) < 0 {
-					r.downgrad = append(r.downgrad, name)
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -24,17 +25,15 @@ import (
 func (m *Machine) Reboot() error {
 	// Shutdown: units, then mounts.
 	m.mu.Lock()
-	var running []*unitState
-	for _, u := range m.units {
-		if u.active {
-			running = append(running, u)
+	var stops []func(*Machine) error
+	for _, name := range slices.Sorted(maps.Keys(m.units)) {
+		if u := m.units[name]; u.active && u.unit.OnStop != nil {
+			stops = append(stops, u.unit.OnStop)
 		}
 	}
 	m.mu.Unlock()
-	for _, u := range running {
-		if u.unit.OnStop != nil {
-			u.unit.OnStop(m)
-		}
+	for _, stop := range stops {
+		stop(m)
 	}
 	m.mu.Lock()
 	for _, u := range m.units {

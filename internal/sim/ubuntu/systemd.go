@@ -31,15 +31,18 @@ type ServiceState struct {
 	// NeedDaemonReload says the unit file or a drop-in changed on disk
 	// since systemd last loaded it: a `systemctl daemon-reload` is due.
 	NeedDaemonReload bool
-	// Starts counts start jobs that started the unit (start, enable --now,
-	// reload-or-restart of a stopped unit, package installation).
+	// Starts counts the start jobs that ran on a stopped unit, successful
+	// or not (start, enable --now, reload-or-restart of a stopped unit,
+	// package installation). Starting a running unit is not a job.
 	Starts int
-	// Stops counts stop jobs that stopped a running unit.
+	// Stops counts the stop jobs that ran on a running unit.
 	Stops int
 	// Restarts counts restart jobs (restart, try-restart of a running unit,
-	// reload-or-restart of a unit that cannot reload, package upgrades).
+	// reload-or-restart of a running unit that cannot reload, package
+	// upgrades).
 	Restarts int
-	// Reloads counts reload jobs.
+	// Reloads counts reload jobs (reload, reload-or-restart of a running
+	// unit that can reload).
 	Reloads int
 }
 
