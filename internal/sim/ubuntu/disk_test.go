@@ -2,6 +2,7 @@ package ubuntu
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 	"io"
@@ -253,4 +254,39 @@ func TestNestedMounts(t *testing.T) {
 	if n := len(v.Mounts()); n != 8 {
 		t.Errorf("%d mounts left", n)
 	}
+}
+
+func TestLsblkFormats(t *testing.T) {
+	v := newVM(t, Options{})
+	d := NewDisk(10 << 30)
+	v.AttachDisk("/dev/vdb", d)
+	v.mustOK("mkfs.ext4 -q -L data /dev/vdb && mkdir /data && mount /dev/vdb /data")
+
+	r := v.user("lsblk -J -o NAME,SIZE,FSTYPE,MOUNTPOINT")
+	var doc struct {
+		Blockdevices []struct {
+			Name       string  `json:"name"`
+			Size       string  `json:"size"`
+			FSType     *string `json:"fstype"`
+			Mountpoint *string `json:"mountpoint"`
+			Children   []struct {
+				Name       string  `json:"name"`
+				Mountpoint *string `json:"mountpoint"`
+			} `json:"children"`
+		} `json:"blockdevices"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 0 {
+		t.Fatalf("lsblk -J: %v\n%s", err, r.stdout)
+	}
+	if len(doc.Blockdevices) != 2 || doc.Blockdevices[1].Name != "vdb" || doc.Blockdevices[1].Size != "10G" ||
+		doc.Blockdevices[1].Mountpoint == nil || *doc.Blockdevices[1].Mountpoint != "/data" ||
+		len(doc.Blockdevices[0].Children) != 3 || *doc.Blockdevices[0].Children[0].Mountpoint != "/" || doc.Blockdevices[0].FSType != nil {
+		t.Errorf("lsblk -J:\n%s", r.stdout)
+	}
+	wantStr(t, "pairs", v.user("lsblk -P -o NAME,FSTYPE,LABEL /dev/vdb"), `NAME="vdb" FSTYPE="ext4" LABEL="data"`+"\n", "", 0)
+	wantStr(t, "raw", v.user("lsblk -rn -o NAME,MOUNTPOINT"), "vda \nvda1 /\nvda14 \nvda15 /boot/efi\nvdb /data\n", "", 0)
+	wantStr(t, "paths, list", v.user("lsblk -lpn -o NAME"), "/dev/vda\n/dev/vda1\n/dev/vda14\n/dev/vda15\n/dev/vdb\n", "", 0)
+	wantCode(t, "-f", v.user("lsblk -f /dev/vdb"), 0, "NAME FSTYPE FSVER LABEL UUID", "")
+	wantStr(t, "unknown column", v.user("lsblk -o NAME,BOGUS"), "", "lsblk: unknown column: BOGUS\n", 1)
+	wantStr(t, "df -hT", v.user("df -hT /data"), "Filesystem Type Size Used Avail Use% Mounted on\n/dev/vdb   ext4 9.7G  24K  9.2G   1% /data\n", "", 0)
 }
