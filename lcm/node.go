@@ -24,6 +24,9 @@ const (
 	RoleLoadBalancer Role = "loadbalancer"
 	// RoleRegistry is the VM of a private registry VNF.
 	RoleRegistry Role = "registry"
+	// RoleAnsible is kubespray's Ansible server: a VM outside the VNF's
+	// stacks that the request names by address (ansible.ip_address).
+	RoleAnsible Role = "ansible"
 )
 
 // Node is one VM of a VNF as the VIM reports it: where to reach it and
@@ -94,7 +97,7 @@ func CompareNodes(a, b Node) int {
 }
 
 func roleRank(r Role) int {
-	i := slices.Index([]Role{RoleMaster, RoleWorker, RoleStorage, RoleLoadBalancer, RoleRegistry}, r)
+	i := slices.Index([]Role{RoleMaster, RoleWorker, RoleStorage, RoleLoadBalancer, RoleRegistry, RoleAnsible}, r)
 	if i < 0 {
 		return 1 << 10
 	}

@@ -53,6 +53,10 @@ func readParams(raw json.RawMessage) (groups []heat.Group, logins map[lcm.Role]l
 				User     string `json:"ssh_username"`
 				Password string `json:"ssh_password"`
 			} `json:"external_lb_param"`
+			Ansible *struct {
+				User     string `json:"username"`
+				Password string `json:"password"`
+			} `json:"ansible"`
 		} `json:"k8s_cluster_installation_param"`
 	}
 	if err = json.Unmarshal(raw, &p); err != nil {
@@ -86,6 +90,9 @@ func readParams(raw json.RawMessage) (groups []heat.Group, logins map[lcm.Role]l
 		}
 		if lb := c.LB; lb != nil {
 			add(lcm.RoleLoadBalancer, "", lb.SSHCP, "", lb.User, lb.Password)
+		}
+		if a := c.Ansible; a != nil { // not in Heat: a login only
+			logins[lcm.RoleAnsible] = login{a.User, a.Password}
 		}
 	}
 	if len(groups) == 0 {

@@ -165,8 +165,22 @@ func runKubespray(ctx context.Context, t *tour, s scenario) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.instantiate(ctx, s, cluster)
-	return err
+	if _, err = t.instantiate(ctx, s, cluster); err != nil {
+		return err
+	}
+	a := cluster.vnf.Ansible()
+	if a == nil {
+		return nil
+	}
+	// The Ansible server is not in Heat: the request names it by address.
+	// The sample's ansible.ip_address is a placeholder (0.0.0.0); in the
+	// simulated cloud the server has a loopback address of its own.
+	node := a.Node()
+	return t.operation(ctx, s.name, cluster.label, lcm.InstantiateEnd, "check the Ansible server (ansible.ip_address)", func(ctx context.Context) ([]string, []string, error) {
+		t.printTopology("  Ansible server, outside Heat:", []lcm.Node{node})
+		hosts, err := t.checkNodes(ctx, []lcm.Node{node}, cluster.logins)
+		return hosts, nil, err
+	})
 }
 
 func (t *tour) buildCluster(label, sample string, shape sim.ClusterShape) (*deployed, error) {

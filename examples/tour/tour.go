@@ -146,7 +146,7 @@ func (t *tour) finish() {
 			ServerID: h.ServerID, Packages: len(h.Machine.Packages()), Active: []string{},
 		}
 		for label, v := range t.vnfs {
-			for _, vh := range v.Hosts() {
+			for _, vh := range append(v.Hosts(), v.Ansible()) {
 				if vh == h {
 					wh.VNF = label
 				}

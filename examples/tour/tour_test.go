@@ -54,9 +54,14 @@ func TestTourRunsEveryScenario(t *testing.T) {
 			t.Errorf("scenario %s ran no operation", s)
 		}
 	}
-	// registry VDU; cir 3+2; pv 3+2+storage; kubespray 3+2+LB; scale 1+3 -1 +1 (one retired by heal).
-	if n := len(r.World.Hosts); n != 1+5+6+6+4 {
-		t.Errorf("%d hosts in the world, want 22", n)
+	// registry VDU; cir 3+2; pv 3+2+storage; kubespray 3+2+LB+Ansible; scale 1+3 -1 +1 (one retired by heal).
+	if n := len(r.World.Hosts); n != 1+5+6+7+4 {
+		t.Errorf("%d hosts in the world, want 23", n)
+	}
+	for _, h := range r.World.Hosts {
+		if h.VNF == "" {
+			t.Errorf("host %s belongs to no VNF", h.Resource)
+		}
 	}
 	if r.World.Retired != 2 {
 		t.Errorf("%d retired hosts, want 2 (one scale-in, one heal)", r.World.Retired)

@@ -349,6 +349,35 @@ func hasMount(h *sim.Host, target string) bool {
 	return false
 }
 
+func TestKubesprayTopologyHasALoadBalancerAndAnAnsibleServer(t *testing.T) {
+	w := newWorld(t)
+	v := w.build(sampleParams(t, "instantiate_kubespray.json"), sim.ClusterShape{Masters: 3, Workers: 2})
+	nodes, err := w.heat.Nodes(w.ctx, v.StackID(), masters, workers, heat.Group{Role: lcm.RoleLoadBalancer, SSHCP: "externalLB_instance"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != 6 || nodes[5].Role != lcm.RoleLoadBalancer {
+		t.Fatalf("nodes %v", nodes)
+	}
+	a := v.Ansible()
+	if a == nil || a.Role != lcm.RoleAnsible {
+		t.Fatalf("Ansible server %+v", a)
+	}
+	for _, h := range v.Hosts() {
+		if h == a {
+			t.Error("the Ansible server counts as a VM of the VNF")
+		}
+	}
+	h, err := w.cloud.Connect(w.ctx, a.Node(), "ansible", "ansible")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if got := w.run(h, "id", "-un"); got != "ansible" {
+		t.Errorf("logged in as %q", got)
+	}
+}
+
 func TestDialOnlyReachesSimulatedHosts(t *testing.T) {
 	w := newWorld(t)
 	w.build(sampleParams(t, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 1})

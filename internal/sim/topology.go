@@ -24,6 +24,10 @@ type Topology struct {
 	Servers []ServerSpec
 	// VIP is the cluster address, if any.
 	VIP *VIPSpec
+	// Ansible, when set, is the login of a VM outside the VNF's stack:
+	// kubespray's pre-built Ansible server, which the request names by
+	// address. See [VNF.Ansible].
+	Ansible *Login
 	// AdditionalParams are the instantiate request's additionalParams,
 	// kept in the VnfInstance as Tacker keeps them.
 	AdditionalParams json.RawMessage
@@ -135,8 +139,8 @@ type ClusterShape struct {
 // worker groups (aspect_id, ssh_cp_name, nic_cp_name, username, password),
 // the cluster VIP (cluster_cp_name, cluster_fip_name: a top-level port
 // with several masters, a port of the single master otherwise), and, when
-// the parameters name them, the storage server with its Cinder volumes and
-// the external load balancer.
+// the parameters name them, the storage server with its Cinder volumes,
+// the external load balancer and kubespray's Ansible server.
 func KubernetesCluster(additionalParams json.RawMessage, shape ClusterShape) (Topology, error) {
 	type node struct {
 		AspectID   string `json:"aspect_id"`
@@ -165,6 +169,10 @@ func KubernetesCluster(additionalParams json.RawMessage, shape ClusterShape) (To
 				User     string `json:"ssh_username"`
 				Password string `json:"ssh_password"`
 			} `json:"external_lb_param"`
+			Ansible *struct {
+				User     string `json:"username"`
+				Password string `json:"password"`
+			} `json:"ansible"`
 		} `json:"k8s_cluster_installation_param"`
 	}
 	if err := json.Unmarshal(additionalParams, &p); err != nil {
@@ -226,6 +234,9 @@ func KubernetesCluster(additionalParams json.RawMessage, shape ClusterShape) (To
 	}
 	if lb := p.Param.LB; lb != nil && lb.SSHCP != "" {
 		t.Servers = append(t.Servers, ServerSpec{Role: lcm.RoleLoadBalancer, Name: "externalLB", SSHCP: lb.SSHCP, Login: Login{User: lb.User, Password: lb.Password}})
+	}
+	if a := p.Param.Ansible; a != nil {
+		t.Ansible = &Login{User: a.User, Password: a.Password}
 	}
 	return t, nil
 }
