@@ -40,6 +40,15 @@
 // [Validator]) — all before any remote command runs. [Int] and [Bool]
 // accept the strings Tacker sends for numbers and flags.
 //
+// # Nodes
+//
+// A [Node] is one VM of a VNF as the VIM reports it: its [Role] (master,
+// worker, storage server, load balancer, registry, Ansible server), where
+// to reach it (SSH and NIC addresses), its Nova server and the stack that
+// holds it. Package heat resolves them from Heat; [CompareNodes] is the
+// order hooks visit them in, and a Node is [Named], so [OnHosts] fans out
+// over nodes directly.
+//
 // # Secrets
 //
 // additionalParams and [AccessInfo] carry credentials in plain text, as
