@@ -12,6 +12,9 @@ var (
 	// ErrNotComplete: a stack or resource is not in a *_COMPLETE state
 	// (being created or updated, or failed).
 	ErrNotComplete = errors.New("not complete")
+	// ErrWrongType: a parameter names a resource of the wrong type (an
+	// aspect_id that is not an AutoScalingGroup, a CP that is not a port).
+	ErrWrongType = errors.New("wrong resource type")
 )
 
 // Error is a topology problem: which stack, resource and attribute, and
@@ -25,7 +28,8 @@ type Error struct {
 	Attribute string
 	// Status is the stack's or resource's status when that is the problem.
 	Status string
-	// Err is the cause: ErrNotFound, ErrNotComplete, or the API error.
+	// Err is the cause: ErrNotFound, ErrNotComplete, ErrWrongType, or the
+	// API error.
 	Err error
 
 	what string
@@ -51,7 +55,7 @@ func (e *Error) Error() string {
 	}
 	// The sentinels are already said by what; an API error is worth its
 	// text unless it is a 404 that what has explained.
-	quiet := errors.Is(e.Err, ErrNotComplete) || (e.what != "" && errors.Is(e.Err, ErrNotFound))
+	quiet := errors.Is(e.Err, ErrNotComplete) || errors.Is(e.Err, ErrWrongType) || (e.what != "" && errors.Is(e.Err, ErrNotFound))
 	if e.Err != nil && !quiet {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())

@@ -185,7 +185,7 @@ func TestMissingAndIncompleteResources(t *testing.T) {
 		{"no such CP in the members", func(c *cluster) {}, []heat.Group{{Role: lcm.RoleWorker, AspectID: "worker_instance", SSHCP: "workerNode_CP9"}},
 			[]string{"resource workerNode_CP9", "no such resource"}, heat.ErrNotFound},
 		{"aspect is not a group", func(c *cluster) {}, []heat.Group{{Role: lcm.RoleWorker, AspectID: "vip_CP", SSHCP: "x"}},
-			[]string{"resource vip_CP", "OS::Neutron::Port", "AutoScalingGroup"}, heat.ErrNotFound},
+			[]string{"resource vip_CP", "OS::Neutron::Port", "AutoScalingGroup"}, heat.ErrWrongType},
 		{"port without fixed IPs", func(c *cluster) {
 			c.workers.Members()[1].Stack.Resource("workerNode_CP2").SetAttribute("fixed_ips", []any{})
 		}, []heat.Group{workers}, []string{"resource workerNode_CP2", "attribute fixed_ips"}, heat.ErrNotFound},

@@ -121,7 +121,7 @@ func (c *Client) members(ctx context.Context, top stackRef, aspect string) ([]me
 		return nil, nil, err
 	}
 	if grp.Type != TypeAutoScalingGroup {
-		return nil, nil, &Error{Stack: top.String(), Resource: aspect, Err: ErrNotFound,
+		return nil, nil, &Error{Stack: top.String(), Resource: aspect, Err: ErrWrongType,
 			what: fmt.Sprintf("aspect_id names a %s, want an %s", grp.Type, TypeAutoScalingGroup)}
 	}
 	nested, err := c.nestedStack(ctx, top, *grp)
@@ -171,7 +171,7 @@ func (c *Client) node(ctx context.Context, g Group, m member) (lcm.Node, error) 
 		}
 		nicPort = ssh
 	default:
-		return n, &Error{Stack: m.stack.String(), Resource: g.SSHCP, Err: ErrNotFound,
+		return n, &Error{Stack: m.stack.String(), Resource: g.SSHCP, Err: ErrWrongType,
 			what: fmt.Sprintf("ssh_cp_name names a %s, want an %s or an %s", ssh.Type, TypePort, TypeFloatingIP)}
 	}
 	if g.NICCP != "" && g.NICCP != g.SSHCP {
@@ -179,7 +179,7 @@ func (c *Client) node(ctx context.Context, g Group, m member) (lcm.Node, error) 
 			return n, err
 		}
 		if nicPort.Type != TypePort {
-			return n, &Error{Stack: m.stack.String(), Resource: g.NICCP, Err: ErrNotFound,
+			return n, &Error{Stack: m.stack.String(), Resource: g.NICCP, Err: ErrWrongType,
 				what: fmt.Sprintf("nic_cp_name names a %s, want an %s", nicPort.Type, TypePort)}
 		}
 	}
@@ -317,7 +317,7 @@ func (c *Client) cpAddress(ctx context.Context, st stackRef, cp string, floating
 	case r.Type == TypeFloatingIP && floatingOK:
 		return stringAttr(st, r, "floating_ip_address")
 	}
-	return "", &Error{Stack: st.String(), Resource: cp, Err: ErrNotFound, what: fmt.Sprintf("names a %s, want an %s", r.Type, TypePort)}
+	return "", &Error{Stack: st.String(), Resource: cp, Err: ErrWrongType, what: fmt.Sprintf("names a %s, want an %s", r.Type, TypePort)}
 }
 
 // Volume is a Cinder volume of the VNF and where it is attached.
@@ -345,7 +345,7 @@ func (c *Client) Volume(ctx context.Context, stack, resource string) (Volume, er
 		return Volume{}, err
 	}
 	if r.Type != TypeVolume {
-		return Volume{}, &Error{Stack: top.String(), Resource: resource, Err: ErrNotFound, what: fmt.Sprintf("names a %s, want an %s", r.Type, TypeVolume)}
+		return Volume{}, &Error{Stack: top.String(), Resource: resource, Err: ErrWrongType, what: fmt.Sprintf("names a %s, want an %s", r.Type, TypeVolume)}
 	}
 	v := Volume{Resource: resource, ID: r.PhysicalID}
 	atts, err := attachments(r)
