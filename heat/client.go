@@ -125,7 +125,7 @@ func ConnectVIM(ctx context.Context, vim lcm.VimConnectionInfo, httpClient *http
 		s, _ := m[key].(string)
 		return s
 	}
-	if !strings.HasPrefix(strings.ToLower(vim.VimType), "openstack") && !strings.Contains(vim.VimType, "OPENSTACK") {
+	if !strings.Contains(strings.ToLower(vim.VimType), "openstack") {
 		return nil, fmt.Errorf("heat: vimConnectionInfo %s: vimType %q is not an OpenStack VIM", vim.ID, vim.VimType)
 	}
 	endpoint := str(vim.InterfaceInfo, "endpoint")
@@ -294,4 +294,19 @@ func notFound(err error) error {
 		return errors.Join(ErrNotFound, err)
 	}
 	return err
+}
+
+// ConnectInstance authenticates with the OpenStack VIM of a VNF instance:
+// the first OpenStack entry of its vimConnectionInfo, through
+// [ConnectVIM]. It is the default way a management driver reaches Heat.
+func ConnectInstance(ctx context.Context, inst *lcm.VnfInstance, httpClient *http.Client) (*Client, error) {
+	if inst == nil {
+		return nil, errors.New("heat: no VNF instance")
+	}
+	for _, v := range inst.VimConnectionInfo {
+		if strings.Contains(strings.ToLower(v.VimType), "openstack") {
+			return ConnectVIM(ctx, v, httpClient)
+		}
+	}
+	return nil, fmt.Errorf("heat: VNF instance %s has no OpenStack entry in vimConnectionInfo", inst.ID)
 }

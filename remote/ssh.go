@@ -668,3 +668,11 @@ func (h *SSHHost) sudoMode(ctx context.Context) (sudoMode, error) {
 	}
 	return h.sudo, nil
 }
+
+// For returns a copy of c for one host: its address (host or host:port),
+// the name to report it by, and its login. The rest (host-key policy,
+// dialer, timeouts, logger) is what c shares across a VNF's hosts.
+func (c Config) For(addr, name, user string, password Secret) Config {
+	c.Addr, c.Name, c.User, c.Password = addr, name, user, password
+	return c
+}
