@@ -6,6 +6,7 @@ require (
 	al.essio.dev/pkg/shellescape v1.6.1
 	github.com/gliderlabs/ssh v0.3.8
 	github.com/gophercloud/gophercloud/v2 v2.15.0
+	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/pkg/sftp v1.13.12
 	golang.org/x/crypto v0.58.0
 	golang.org/x/sync v0.24.0

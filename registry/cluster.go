@@ -1,0 +1,22 @@
+package registry
+
+import (
+	"context"
+
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/remote"
+)
+
+// StepTrust is the step name TrustNodes reports under.
+const StepTrust = "registry-trust"
+
+// TrustNodes runs [ConfigureRegistryTrust] on every host, at most
+// lcm.DefaultLimit at a time, and returns the per-host results. It is what
+// a Kubernetes cluster driver calls for the nodes an operation created:
+// every master and worker at instantiate_end and after an entire heal, the
+// new workers at scale_end, the healed node at heal_end.
+func TrustNodes[H remote.Host](ctx context.Context, hosts []H, conns []Connection, opts TrustOptions, fanout ...lcm.Option) (lcm.Results, error) {
+	return lcm.OnHosts(ctx, StepTrust, hosts, func(ctx context.Context, h H) (lcm.Result, error) {
+		return ConfigureRegistryTrust(ctx, h, conns, opts)
+	}, fanout...)
+}

@@ -1,0 +1,455 @@
+package registry
+
+import (
+	"archive/tar"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/remote"
+)
+
+// Names and paths on the registry VM.
+const (
+	// ContainerName is the registry container's name, as in the reference.
+	ContainerName = "private_registry"
+	// DefaultDataDir is the host directory the registry stores images in,
+	// bound to the container's /var/lib/registry.
+	DefaultDataDir = "/var/lib/private-registry"
+	// DefaultImage is the image pulled from Docker Hub when the parameters
+	// give no image_path.
+	DefaultImage = "registry:latest"
+	// DockerPackage is the apt package InstallDocker installs: Ubuntu's own
+	// Docker, which needs no third-party repository or signing key.
+	DockerPackage = "docker.io"
+	// ProxyDropIn is the systemd drop-in InstallDocker owns.
+	ProxyDropIn = "/etc/systemd/system/docker.service.d/mgmtkit-proxy.conf"
+)
+
+func sudo(args ...string) remote.Cmd { return remote.Cmd{Args: args, Sudo: true} }
+
+// DockerOptions configure InstallDocker.
+type DockerOptions struct {
+	// Proxy, when set, is written into a systemd drop-in for docker.service
+	// (root-only, since its URLs may hold credentials); when nil, a drop-in
+	// an earlier run wrote is removed.
+	Proxy *Proxy
+	// Package is the apt package to install; [DockerPackage] by default.
+	Package string
+	// Wait bounds how long to wait for the daemon to answer; 2 minutes by
+	// default.
+	Wait time.Duration
+}
+
+// InstallDocker makes Docker run on h: the package installed (apt-get
+// waits for a dpkg lock held by unattended-upgrades), the proxy drop-in
+// as opts say, the service enabled and active, and the daemon answering
+// `docker version`. It restarts Docker only when the drop-in changed.
+func InstallDocker(ctx context.Context, h remote.Host, opts DockerOptions) (lcm.Result, error) {
+	pkg := cmp(opts.Package, DockerPackage)
+	var did []string
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"dpkg-query", "-W", "-f=${Status}", pkg}, OKExit: []int{1}})
+	if err != nil {
+		return lcm.Unchanged, err
+	}
+	if strings.TrimSpace(string(out.Stdout)) != "install ok installed" {
+		if err := aptInstall(ctx, h, pkg); err != nil {
+			return lcm.Unchanged, err
+		}
+		did = append(did, "installed "+pkg)
+	}
+	changed, err := writeProxyDropIn(ctx, h, opts.Proxy)
+	if err != nil {
+		return result(did), err
+	}
+	if changed {
+		if _, err := h.Run(ctx, sudo("systemctl", "daemon-reload")); err != nil {
+			return result(did), err
+		}
+		if _, err := h.Run(ctx, sudo("systemctl", "restart", "docker")); err != nil {
+			return result(did), err
+		}
+		did = append(did, "proxy configured, docker restarted")
+	}
+	if started, err := ensureActive(ctx, h, "docker"); err != nil {
+		return result(did), err
+	} else if started {
+		did = append(did, "docker started")
+	}
+	if err := waitDocker(ctx, h, cmpDuration(opts.Wait, 2*time.Minute)); err != nil {
+		return result(did), err
+	}
+	return result(did), nil
+}
+
+func result(did []string) lcm.Result {
+	if len(did) == 0 {
+		return lcm.Unchanged
+	}
+	return lcm.Changed(strings.Join(did, "; "))
+}
+
+func cmp(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func cmpDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// aptInstall installs packages non-interactively; the package lists are
+// refreshed first (a fresh cloud image has none), and both commands wait
+// up to 5 minutes for a dpkg lock that unattended-upgrades holds after
+// boot.
+func aptInstall(ctx context.Context, h remote.Host, pkgs ...string) error {
+	env := map[string]string{"DEBIAN_FRONTEND": "noninteractive"}
+	lock := []string{"-o", "DPkg::Lock::Timeout=300"}
+	update := remote.Cmd{Args: append([]string{"apt-get", "update", "-q"}, lock...), Env: env, Sudo: true, Idempotent: true}
+	if _, err := h.Run(ctx, update); err != nil {
+		return err
+	}
+	install := remote.Cmd{Args: append(append([]string{"apt-get", "install", "-y", "-q"}, lock...), pkgs...), Env: env, Sudo: true, Idempotent: true}
+	_, err := h.Run(ctx, install)
+	return err
+}
+
+// ensureActive starts and enables a unit that is not active.
+func ensureActive(ctx context.Context, h remote.Host, unit string) (bool, error) {
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "is-active", unit}, OKExit: []int{1, 2, 3, 4}})
+	if err != nil {
+		return false, err
+	}
+	if out.ExitCode == 0 {
+		return false, nil
+	}
+	_, err = h.Run(ctx, sudo("systemctl", "enable", "--now", unit))
+	return err == nil, err
+}
+
+// writeProxyDropIn makes the proxy drop-in match p (absent when p is nil).
+func writeProxyDropIn(ctx context.Context, h remote.Host, p *Proxy) (bool, error) {
+	if p == nil {
+		out, err := h.Run(ctx, remote.Cmd{Args: []string{"test", "-e", ProxyDropIn}, OKExit: []int{1}, Sudo: true})
+		if err != nil || out.ExitCode != 0 {
+			return false, err
+		}
+		_, err = h.Run(ctx, sudo("rm", "-f", ProxyDropIn))
+		return err == nil, err
+	}
+	return h.WriteFile(ctx, ProxyDropIn, strings.NewReader(proxyDropIn(p)), remote.FileOptions{Mode: 0o600, Owner: "root", Group: "root", Sudo: true})
+}
+
+// proxyDropIn renders the drop-in. Values were validated to hold no
+// quotes, backslashes or white space; '%' is systemd's specifier
+// character and is doubled.
+func proxyDropIn(p *Proxy) string {
+	var b strings.Builder
+	b.WriteString("# Managed by mgmtkit: Docker's proxy.\n[Service]\n")
+	env := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, "Environment=\"%s=%s\"\n", k, strings.ReplaceAll(v, "%", "%%"))
+		}
+	}
+	env("HTTP_PROXY", p.HTTPProxy.Reveal())
+	env("HTTPS_PROXY", p.HTTPSProxy.Reveal())
+	env("NO_PROXY", p.NoProxy)
+	return b.String()
+}
+
+// waitDocker waits until the daemon answers.
+func waitDocker(ctx context.Context, h remote.Host, wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var last error
+	for {
+		_, err := h.Run(ctx, sudo("docker", "version", "--format", "{{.Server.Version}}"))
+		if err == nil {
+			return nil
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the Docker daemon did not answer within %s: %w", wait, last)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// imageID returns the ID of a local image, or "" when it is absent.
+func imageID(ctx context.Context, h remote.Host, image string) (string, error) {
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"docker", "image", "inspect", "--format", "{{.Id}}", image}, OKExit: []int{1}, Sudo: true})
+	if err != nil {
+		return "", err
+	}
+	if out.ExitCode != 0 {
+		if !strings.Contains(string(out.Stderr), "No such image") {
+			return "", fmt.Errorf("docker image inspect %s: %s", image, strings.TrimSpace(string(out.Stderr)))
+		}
+		return "", nil
+	}
+	return strings.TrimSpace(string(out.Stdout)), nil
+}
+
+// ImageArchive is what a `docker save` tar holds, read from its
+// manifest.json.
+type ImageArchive struct {
+	// ID is the image ID, "sha256:" and the config's digest.
+	ID string
+	// Tags are the archive's RepoTags ("registry:latest").
+	Tags []string
+}
+
+// ReadImageArchive reads the manifest of a `docker save` tar without
+// keeping the layers: the image ID and tags that `docker load` will give.
+func ReadImageArchive(fsys fs.FS, name string) (ImageArchive, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return ImageArchive{}, err
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return ImageArchive{}, fmt.Errorf("%s: no manifest.json: not a `docker save` archive", name)
+		}
+		if err != nil {
+			return ImageArchive{}, fmt.Errorf("%s: not a tar archive: %w", name, err)
+		}
+		if path.Clean(hdr.Name) != "manifest.json" {
+			continue
+		}
+		var manifest []struct {
+			Config   string
+			RepoTags []string
+		}
+		if err := json.NewDecoder(io.LimitReader(tr, 1<<20)).Decode(&manifest); err != nil {
+			return ImageArchive{}, fmt.Errorf("%s: manifest.json: %w", name, err)
+		}
+		if len(manifest) != 1 || len(manifest[0].RepoTags) == 0 {
+			return ImageArchive{}, fmt.Errorf("%s: want one tagged image, the archive holds %d", name, len(manifest))
+		}
+		digest := strings.TrimSuffix(path.Base(manifest[0].Config), ".json")
+		if strings.HasPrefix(manifest[0].Config, "blobs/sha256/") { // OCI layout of Docker 25+
+			digest = path.Base(manifest[0].Config)
+		}
+		return ImageArchive{ID: "sha256:" + digest, Tags: manifest[0].RepoTags}, nil
+	}
+}
+
+// LoadImage makes the image in the `docker save` tar name of fsys (the
+// VNF package) present on h: skipped when every tag of the archive is
+// there with the archive's image ID; otherwise the tar is streamed to the
+// VM, loaded, and removed. It returns the archive's first tag, the image
+// to run.
+func LoadImage(ctx context.Context, h remote.Host, fsys fs.FS, name string) (string, lcm.Result, error) {
+	arc, err := ReadImageArchive(fsys, name)
+	if err != nil {
+		return "", lcm.Unchanged, err
+	}
+	image := arc.Tags[0]
+	present := true
+	for _, tag := range arc.Tags {
+		id, err := imageID(ctx, h, tag)
+		if err != nil {
+			return image, lcm.Unchanged, err
+		}
+		present = present && id == arc.ID
+	}
+	if present {
+		return image, lcm.Unchanged, nil
+	}
+	staging := "/var/tmp/mgmtkit-image-" + strings.TrimPrefix(arc.ID, "sha256:")[:12] + ".tar"
+	if _, err := remote.UploadFile(ctx, h, fsys, name, staging, remote.FileOptions{Mode: 0o600}); err != nil {
+		return image, lcm.Unchanged, err
+	}
+	_, err = h.Run(ctx, sudo("docker", "load", "-i", staging))
+	_, rmErr := h.Run(ctx, remote.Cmd{Args: []string{"rm", "-f", staging}, Sudo: true})
+	if err != nil {
+		return image, lcm.Unchanged, err
+	}
+	if rmErr != nil {
+		return image, lcm.Changed("loaded " + image), rmErr
+	}
+	if id, err := imageID(ctx, h, image); err != nil || id != arc.ID {
+		return image, lcm.Changed("loaded " + image), fmt.Errorf("after docker load, %s is %q, want %s (%v)", image, id, arc.ID, err)
+	}
+	return image, lcm.Changed(fmt.Sprintf("loaded %s from %s", image, name)), nil
+}
+
+// PullImage makes image present on h, pulling it only when it is absent.
+func PullImage(ctx context.Context, h remote.Host, image string) (lcm.Result, error) {
+	id, err := imageID(ctx, h, image)
+	if err != nil || id != "" {
+		return lcm.Unchanged, err
+	}
+	if _, err := h.Run(ctx, remote.Cmd{Args: []string{"docker", "pull", image}, Sudo: true, Idempotent: true}); err != nil {
+		return lcm.Unchanged, err
+	}
+	return lcm.Changed("pulled " + image), nil
+}
+
+// RunOptions describe the registry container.
+type RunOptions struct {
+	// Image is the registry image; [DefaultImage] by default.
+	Image string
+	// Port is the host port the registry answers on; [DefaultPort] by
+	// default.
+	Port int
+	// DataDir is the host directory for the registry's storage;
+	// [DefaultDataDir] by default.
+	DataDir string
+}
+
+func (o RunOptions) withDefaults() RunOptions {
+	o.Image = cmp(o.Image, DefaultImage)
+	o.DataDir = cmp(o.DataDir, DefaultDataDir)
+	if o.Port == 0 {
+		o.Port = DefaultPort
+	}
+	return o
+}
+
+// containerInfo is the part of `docker inspect` RunRegistry compares.
+type containerInfo struct {
+	Image string // the image ID
+	State struct {
+		Running bool
+		Status  string
+	}
+	HostConfig struct {
+		Binds         []string
+		PortBindings  map[string][]struct{ HostIP, HostPort string }
+		RestartPolicy struct{ Name string }
+	}
+}
+
+// ErrPortInUse is returned (wrapped) by RunRegistry when the host port is
+// taken by another container or process.
+var ErrPortInUse = errors.New("port already in use")
+
+// RunRegistry makes the container private_registry run opts.Image with
+// `-p PORT:5000`, opts.DataDir bound to /var/lib/registry and
+// `--restart=always`. A running container with that configuration (and
+// the image's current ID) is left alone; a stopped one is started; one
+// that differs is replaced. A port held by something else is
+// [ErrPortInUse].
+func RunRegistry(ctx context.Context, h remote.Host, opts RunOptions) (lcm.Result, error) {
+	o := opts.withDefaults()
+	want, err := imageID(ctx, h, o.Image)
+	if err != nil {
+		return lcm.Unchanged, err
+	}
+	if want == "" {
+		return lcm.Unchanged, fmt.Errorf("image %s is not on the host: load or pull it first", o.Image)
+	}
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"docker", "inspect", "--type", "container", ContainerName}, OKExit: []int{1}, Sudo: true})
+	if err != nil {
+		return lcm.Unchanged, err
+	}
+	var did []string
+	if out.ExitCode == 0 {
+		var infos []containerInfo
+		if err := json.Unmarshal(out.Stdout, &infos); err != nil || len(infos) != 1 {
+			return lcm.Unchanged, fmt.Errorf("docker inspect %s: unexpected output: %v", ContainerName, err)
+		}
+		c := infos[0]
+		if c.Image == want && matches(c, o) {
+			if c.State.Running {
+				return lcm.Unchanged, nil
+			}
+			if _, err := h.Run(ctx, sudo("docker", "start", ContainerName)); err != nil {
+				return lcm.Unchanged, portError(err, o.Port)
+			}
+			return lcm.Changed("started " + ContainerName), nil
+		}
+		if _, err := h.Run(ctx, sudo("docker", "rm", "-f", ContainerName)); err != nil {
+			return lcm.Unchanged, err
+		}
+		did = append(did, "removed the outdated "+ContainerName)
+	}
+	run := sudo("docker", "run", "-d",
+		"-p", fmt.Sprintf("%d:5000", o.Port),
+		"-v", o.DataDir+":/var/lib/registry",
+		"--restart=always",
+		"--name", ContainerName,
+		o.Image)
+	if _, err := h.Run(ctx, run); err != nil {
+		return result(did), portError(err, o.Port)
+	}
+	did = append(did, fmt.Sprintf("started %s (%s on port %d)", ContainerName, o.Image, o.Port))
+	return result(did), nil
+}
+
+func matches(c containerInfo, o RunOptions) bool {
+	ports := c.HostConfig.PortBindings["5000/tcp"]
+	portOK := len(ports) == 1 && ports[0].HostPort == strconv.Itoa(o.Port) && (ports[0].HostIP == "" || ports[0].HostIP == "0.0.0.0")
+	return portOK && len(c.HostConfig.PortBindings) == 1 &&
+		slices.Equal(c.HostConfig.Binds, []string{o.DataDir + ":/var/lib/registry"}) &&
+		c.HostConfig.RestartPolicy.Name == "always"
+}
+
+// portError turns Docker's "port is already allocated" into ErrPortInUse.
+func portError(err error, port int) error {
+	var ce *remote.CommandError
+	if errors.As(err, &ce) && (strings.Contains(ce.Stderr, "port is already allocated") || strings.Contains(ce.Stderr, "address already in use")) {
+		return fmt.Errorf("registry port %d on %s: %w by another container or process (%s)", port, ce.Host, ErrPortInUse, lastLine(ce.Stderr))
+	}
+	return err
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// WaitHealthy waits until the registry answers `GET /v2/` with 200 at
+// http://addr:port, asking from the VM itself (the VNFM may have no route
+// to the registry's port), for at most wait (1 minute when 0).
+func WaitHealthy(ctx context.Context, h remote.Host, addr string, port int, wait time.Duration) error {
+	url := fmt.Sprintf("http://%s/v2/", joinHostPort(addr, port))
+	ctx, cancel := context.WithTimeout(ctx, cmpDuration(wait, time.Minute))
+	defer cancel()
+	var last string
+	for {
+		out, err := h.Run(ctx, remote.Cmd{Args: []string{"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", url}, OKExit: []int{6, 7, 28, 52, 56}})
+		if err == nil && strings.TrimSpace(string(out.Stdout)) == "200" {
+			return nil
+		}
+		switch {
+		case err != nil:
+			last = err.Error()
+		case out.ExitCode != 0:
+			last = strings.TrimSpace(string(out.Stderr))
+		default:
+			last = "HTTP " + strings.TrimSpace(string(out.Stdout))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the registry at %s did not become healthy: %s", url, last)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func joinHostPort(addr string, port int) string {
+	if strings.Contains(addr, ":") {
+		return "[" + addr + "]:" + strconv.Itoa(port)
+	}
+	return addr + ":" + strconv.Itoa(port)
+}

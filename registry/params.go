@@ -1,0 +1,353 @@
+package registry
+
+import (
+	"bytes"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/remote"
+)
+
+// Top-level additionalParams keys this package reads.
+const (
+	// InstallParamKey holds the registry VNF's [InstallParams].
+	InstallParamKey = "private_registry_installation_param"
+	// ClusterParamKey holds a Kubernetes cluster VNF's parameters; this
+	// package owns its private_registry_connection_info ([ClusterParams]).
+	ClusterParamKey = "k8s_cluster_installation_param"
+)
+
+// DefaultPort is the registry's TCP port when port_no is absent.
+const DefaultPort = 5000
+
+// InstallParams is private_registry_installation_param: how to reach the
+// registry VNF's VM and what to run on it.
+type InstallParams struct {
+	// SSHCPName is ssh_cp_name, the connection point the driver connects
+	// to.
+	SSHCPName string `json:"ssh_cp_name" params:"required"`
+	// SSHUsername and SSHPassword are the VM's login.
+	SSHUsername string        `json:"ssh_username" params:"required"`
+	SSHPassword remote.Secret `json:"ssh_password" params:"required"`
+	// ImagePath is image_path: a `docker save` tar in the VNF package
+	// holding the registry image. Empty: the image is pulled from Docker
+	// Hub. Validation makes it the canonical package path.
+	ImagePath string `json:"image_path"`
+	// PortNo is port_no, the registry's TCP port; [DefaultPort] when
+	// absent. A number or a decimal string.
+	PortNo lcm.Int `json:"port_no"`
+	// Proxy is the HTTP proxy Docker uses to reach Docker Hub.
+	Proxy *Proxy `json:"proxy"`
+}
+
+// Port returns port_no, or [DefaultPort].
+func (p InstallParams) Port() int {
+	if p.PortNo == 0 {
+		return DefaultPort
+	}
+	return p.PortNo.Int()
+}
+
+// Validate checks the parameters before anything runs.
+func (p *InstallParams) Validate(v *lcm.Validator) {
+	if p.SSHUsername != "" && !validUsername(p.SSHUsername) {
+		v.At("ssh_username").Errorf("must be a Unix user name, got %q", p.SSHUsername)
+	}
+	if p.ImagePath != "" {
+		if resolved, ok := v.PackageFile("image_path", p.ImagePath); ok {
+			p.ImagePath = resolved
+		}
+	}
+	if p.PortNo != 0 && (p.PortNo < 1 || p.PortNo > 65535) {
+		v.At("port_no").Errorf("must be a TCP port, 1 to 65535, got %d", p.PortNo)
+	}
+}
+
+// Proxy is the proxy block of the parameters. Its URLs may hold
+// credentials, so they are secrets: they reach the VM only inside a
+// root-only systemd drop-in, never in argv or logs.
+type Proxy struct {
+	HTTPProxy  remote.Secret `json:"http_proxy"`
+	HTTPSProxy remote.Secret `json:"https_proxy"`
+	NoProxy    string        `json:"no_proxy"`
+}
+
+// Validate checks that the URLs are http(s) URLs with a host and hold
+// nothing that could break out of a systemd Environment= value.
+func (p *Proxy) Validate(v *lcm.Validator) {
+	check := func(field string, s remote.Secret) {
+		val := s.Reveal()
+		if val == "" {
+			return
+		}
+		// Never echo the value: it may carry a password.
+		if strings.ContainsAny(val, "\"\\ \t\r\n'`$") || strings.ContainsFunc(val, isControl) {
+			v.At(field).Errorf("must be a URL without quotes, backslashes, white space or control characters")
+			return
+		}
+		scheme, rest, ok := strings.Cut(val, "://")
+		if !ok || (scheme != "http" && scheme != "https") || rest == "" || strings.HasPrefix(rest, "@") || strings.HasPrefix(rest, "/") {
+			v.At(field).Errorf("must be an http:// or https:// URL with a host")
+		}
+	}
+	check("http_proxy", p.HTTPProxy)
+	check("https_proxy", p.HTTPSProxy)
+	if strings.ContainsAny(p.NoProxy, "\"\\ \t\r\n'`$") || strings.ContainsFunc(p.NoProxy, isControl) {
+		v.At("no_proxy").Errorf("must be a comma-separated list of hosts, domains and CIDRs, got %q", p.NoProxy)
+	}
+	if p.HTTPProxy.IsZero() && p.HTTPSProxy.IsZero() {
+		v.Errorf("needs http_proxy or https_proxy")
+	}
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// ClusterParams is this package's part of k8s_cluster_installation_param.
+// A Kubernetes cluster driver embeds it in its own parameter struct, so
+// that the one object decodes strictly into both.
+type ClusterParams struct {
+	// PrivateRegistryConnectionInfo is private_registry_connection_info:
+	// the registries every node must be able to pull from.
+	PrivateRegistryConnectionInfo []Connection `json:"private_registry_connection_info"`
+}
+
+// Validate rejects two connections to the same server.
+func (p *ClusterParams) Validate(v *lcm.Validator) {
+	seen := map[string]int{}
+	for i, c := range p.PrivateRegistryConnectionInfo {
+		if j, dup := seen[c.Server]; dup && c.Server != "" {
+			v.At("private_registry_connection_info").Index(i).At("server").Errorf("repeats private_registry_connection_info[%d].server %q", j, c.Server)
+		}
+		seen[c.Server] = i
+	}
+}
+
+// ConnectionType is connection_type: how nodes talk to a registry.
+type ConnectionType int
+
+// The connection types of the spec.
+const (
+	HTTP  ConnectionType = 0
+	HTTPS ConnectionType = 1
+)
+
+func (t ConnectionType) String() string {
+	switch t {
+	case HTTP:
+		return "HTTP"
+	case HTTPS:
+		return "HTTPS"
+	}
+	return strconv.Itoa(int(t))
+}
+
+// UnmarshalJSON accepts 0, 1, "0" and "1" (the spec's samples send
+// strings); anything else is an error that says so.
+func (t *ConnectionType) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "null" {
+		return nil
+	}
+	if uq, err := strconv.Unquote(s); err == nil {
+		s = uq
+	}
+	switch s {
+	case "0":
+		*t = HTTP
+	case "1":
+		*t = HTTPS
+	default:
+		return fmt.Errorf(`must be "0" (HTTP) or "1" (HTTPS), got %s`, string(b))
+	}
+	return nil
+}
+
+// MarshalJSON encodes the type as the spec's samples do, a string.
+func (t ConnectionType) MarshalJSON() ([]byte, error) {
+	return json.Marshal(strconv.Itoa(int(t)))
+}
+
+// Connection is one entry of private_registry_connection_info.
+type Connection struct {
+	// ConnectionType is connection_type: "0" HTTP, "1" HTTPS.
+	ConnectionType *ConnectionType `json:"connection_type" params:"required"`
+	// Server is server: the registry as image names start with it,
+	// host[:port] ("192.168.0.10:5000", "registry.example.com").
+	Server string `json:"server" params:"required"`
+	// Username and Password log the nodes in to the registry; both or
+	// neither (there are no default credentials).
+	Username string        `json:"username"`
+	Password remote.Secret `json:"password"`
+	// CertificatePath is certificate_path: the registry's CA certificate
+	// (PEM) in the VNF package, for HTTPS. Validation makes it the
+	// canonical package path.
+	CertificatePath string `json:"certificate_path"`
+	// HostsString is hosts_string, "<IP> <FQDN>": a line for /etc/hosts
+	// when the nodes have no DNS for the registry's name.
+	HostsString string `json:"hosts_string"`
+}
+
+// Type returns the connection type (HTTP when absent, which validation
+// does not let through).
+func (c Connection) Type() ConnectionType {
+	if c.ConnectionType == nil {
+		return HTTP
+	}
+	return *c.ConnectionType
+}
+
+// Validate checks every field; see the package documentation for the
+// rules.
+func (c *Connection) Validate(v *lcm.Validator) {
+	if c.Server != "" {
+		if err := checkServer(c.Server); err != nil {
+			v.At("server").Errorf("%v", err)
+		}
+	}
+	if (c.Username == "") != c.Password.IsZero() {
+		field := "password"
+		if c.Username == "" {
+			field = "username"
+		}
+		v.At(field).Errorf("is required when %s is given (there are no default credentials)", map[string]string{"password": "username", "username": "password"}[field])
+	}
+	if strings.ContainsAny(c.Username, ":\r\n") || strings.ContainsFunc(c.Username, isControl) {
+		v.At("username").Errorf("must not contain ':' or control characters")
+	}
+	if c.CertificatePath != "" {
+		if c.ConnectionType != nil && *c.ConnectionType == HTTP {
+			v.At("certificate_path").Errorf(`is only for HTTPS (connection_type "1")`)
+		} else if resolved, ok := v.PackageFile("certificate_path", c.CertificatePath); ok {
+			c.CertificatePath = resolved
+			if pkg := v.Package(); pkg != nil {
+				b, err := pkg.ReadFile(resolved)
+				if err == nil {
+					err = checkCertificates(b)
+				}
+				if err != nil {
+					v.At("certificate_path").Errorf("%s: %v", resolved, err)
+				}
+			}
+		}
+	}
+	if c.HostsString != "" {
+		if _, _, err := parseHostsString(c.HostsString); err != nil {
+			v.At("hosts_string").Errorf("%v", err)
+		}
+	}
+}
+
+// HostsLine returns hosts_string normalised to "IP FQDN", or "".
+func (c Connection) HostsLine() string {
+	ip, name, err := parseHostsString(c.HostsString)
+	if err != nil {
+		return ""
+	}
+	return ip.String() + " " + name
+}
+
+// checkServer accepts host[:port]: an IPv4 address, a bracketed IPv6
+// address or a DNS name, and a port from 1 to 65535.
+func checkServer(s string) error {
+	if strings.Contains(s, "://") || strings.ContainsAny(s, "/ \t\r\n@?#") {
+		return fmt.Errorf("must be host[:port] with no scheme, path or spaces, got %q", s)
+	}
+	host, port := s, ""
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		host, port = h, p
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("has port %q, want 1 to 65535", port)
+		}
+	} else if strings.Count(s, ":") > 0 && !strings.HasPrefix(s, "[") {
+		return fmt.Errorf("must be host[:port], got %q", s)
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if _, err := netip.ParseAddr(host); err == nil {
+		return nil
+	}
+	if !validDNSName(host) {
+		return fmt.Errorf("has host %q, which is neither an IP address nor a DNS name", host)
+	}
+	return nil
+}
+
+// parseHostsString parses "<IP> <FQDN>".
+func parseHostsString(s string) (netip.Addr, string, error) {
+	fields := strings.Fields(s)
+	if len(fields) != 2 || strings.ContainsAny(s, "\r\n") {
+		return netip.Addr{}, "", fmt.Errorf(`must be "<IP address> <FQDN>", got %q`, s)
+	}
+	ip, err := netip.ParseAddr(fields[0])
+	if err != nil || ip.Zone() != "" {
+		return netip.Addr{}, "", fmt.Errorf("must start with an IP address, got %q", fields[0])
+	}
+	if !validDNSName(fields[1]) {
+		return netip.Addr{}, "", fmt.Errorf("must end with a host name, got %q", fields[1])
+	}
+	return ip, strings.ToLower(fields[1]), nil
+}
+
+// validDNSName checks RFC 1123 host name syntax.
+func validDNSName(s string) bool {
+	s = strings.TrimSuffix(s, ".")
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// validUsername accepts what useradd accepts by default.
+func validUsername(s string) bool {
+	if s == "" || len(s) > 32 || s[0] == '-' {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkCertificates requires at least one PEM certificate block, each of
+// which parses as X.509, and nothing that is not a certificate.
+func checkCertificates(b []byte) error {
+	n := 0
+	rest := bytes.TrimSpace(b)
+	for len(rest) > 0 {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			return fmt.Errorf("is not a PEM certificate")
+		}
+		if block.Type != "CERTIFICATE" {
+			return fmt.Errorf("holds a PEM %q block, want only CERTIFICATE blocks", block.Type)
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			return fmt.Errorf("certificate %d: %v", n+1, err)
+		}
+		n++
+		rest = bytes.TrimSpace(rest)
+	}
+	if n == 0 {
+		return fmt.Errorf("is empty, want a PEM certificate")
+	}
+	return nil
+}

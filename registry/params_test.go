@@ -1,0 +1,224 @@
+package registry
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/mgmtkit/mgmtkit/lcm"
+)
+
+// testPackage is a VNF package with the files the samples name, a file
+// that is not a certificate and an image archive.
+func testPackage(t testing.TB) *lcm.Package {
+	t.Helper()
+	ca, err := os.ReadFile("../examples/tour/package/Files/registries/ca.crt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := os.ReadFile("../examples/tour/package/Files/images/private_registry.tar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lcm.NewPackage(fstest.MapFS{
+		"Files/registries/ca.crt":           {Data: ca},
+		"Files/registries/not-a-cert.crt":   {Data: []byte("hello\n")},
+		"Files/registries/key.pem":          {Data: []byte("-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIDmZ\n-----END PRIVATE KEY-----\n")},
+		"Files/images/private_registry.tar": {Data: img},
+	})
+}
+
+// clusterParams is a cluster driver's parameter struct: this package's
+// part embedded, the keys of other packages taken as they are.
+type clusterParams struct {
+	ClusterParams
+	ScriptPath string          `json:"script_path"`
+	VimName    string          `json:"vim_name"`
+	MasterNode json.RawMessage `json:"master_node"`
+	WorkerNode json.RawMessage `json:"worker_node"`
+	Proxy      json.RawMessage `json:"proxy"`
+}
+
+func decodeCluster(t *testing.T, raw string) (clusterParams, error) {
+	t.Helper()
+	var p clusterParams
+	err := lcm.DecodeParams(json.RawMessage(raw), lcm.DecodeOptions{Package: testPackage(t)}, lcm.Param(ClusterParamKey, &p).Required())
+	return p, err
+}
+
+func sampleRequest(t *testing.T, name string) lcm.InstantiateVnfRequest {
+	t.Helper()
+	b, err := os.ReadFile("../lcm/testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req lcm.InstantiateVnfRequest
+	if err := json.Unmarshal(b, &req); err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+func TestTheSpecsSamplesDecode(t *testing.T) {
+	p, err := decodeCluster(t, string(sampleRequest(t, "instantiate_cir_k8s_cluster.json").AdditionalParams))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := p.PrivateRegistryConnectionInfo
+	if len(conns) != 2 || conns[0].Type() != HTTP || conns[0].Server != "192.168.0.10:5000" || conns[0].Username != "" {
+		t.Fatalf("connection 0: %+v", conns[0])
+	}
+	c := conns[1]
+	if c.Type() != HTTPS || c.Server != "registry.example.com" || c.Username != "user01" || c.Password.Reveal() != "user01" ||
+		c.CertificatePath != "Files/registries/ca.crt" || c.HostsLine() != "192.168.0.20 registry.example.com" {
+		t.Errorf("connection 1: %+v", c)
+	}
+
+	inst, err := DecodeInstallParams(sampleRequest(t, "instantiate_cir_registry.json").AdditionalParams, testPackage(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst.SSHCPName != "CP1" || inst.SSHUsername != "ubuntu" || inst.ImagePath != "Files/images/private_registry.tar" || inst.Port() != DefaultPort {
+		t.Errorf("install params %+v", inst)
+	}
+}
+
+func TestBadParametersAreFieldErrors(t *testing.T) {
+	const prefix = ClusterParamKey + ".private_registry_connection_info"
+	tests := []struct {
+		name, conn string
+		want       []string // "path: message" substrings
+	}{
+		{"connection_type 2", `{"connection_type": "2", "server": "r:5000"}`,
+			[]string{prefix + `[0].connection_type: must be "0" (HTTP) or "1" (HTTPS), got "2"`}},
+		{"connection_type missing", `{"server": "r:5000"}`, []string{prefix + "[0].connection_type: is required"}},
+		{"server with a space", `{"connection_type": 0, "server": "reg istry:5000"}`, []string{prefix + "[0].server: must be host[:port]"}},
+		{"server with a scheme", `{"connection_type": 0, "server": "http://r:5000"}`, []string{prefix + "[0].server: must be host[:port]"}},
+		{"server port", `{"connection_type": 0, "server": "r:70000"}`, []string{prefix + `[0].server: has port "70000"`}},
+		{"server shell", `{"connection_type": 0, "server": "r;reboot"}`, []string{prefix + "[0].server: has host"}},
+		{"username without password", `{"connection_type": "1", "server": "r", "username": "u"}`,
+			[]string{prefix + "[0].password: is required when username is given"}},
+		{"password without username", `{"connection_type": "1", "server": "r", "password": "p"}`,
+			[]string{prefix + "[0].username: is required when password is given"}},
+		{"certificate outside the package", `{"connection_type": "1", "server": "r", "certificate_path": "../../etc/shadow"}`,
+			[]string{prefix + "[0].certificate_path:"}},
+		{"certificate missing", `{"connection_type": "1", "server": "r", "certificate_path": "Files/registries/nope.crt"}`,
+			[]string{prefix + "[0].certificate_path:"}},
+		{"not a PEM certificate", `{"connection_type": "1", "server": "r", "certificate_path": "Files/registries/not-a-cert.crt"}`,
+			[]string{prefix + "[0].certificate_path: Files/registries/not-a-cert.crt: is not a PEM certificate"}},
+		{"a key, not a certificate", `{"connection_type": "1", "server": "r", "certificate_path": "Files/registries/key.pem"}`,
+			[]string{prefix + `[0].certificate_path: Files/registries/key.pem: holds a PEM "PRIVATE KEY" block`}},
+		{"certificate on HTTP", `{"connection_type": "0", "server": "r", "certificate_path": "Files/registries/ca.crt"}`,
+			[]string{prefix + `[0].certificate_path: is only for HTTPS`}},
+		{"hosts_string injection", `{"connection_type": "1", "server": "r", "hosts_string": "1.2.3.4 x; rm -rf /"}`,
+			[]string{prefix + `[0].hosts_string: must be "<IP address> <FQDN>"`}},
+		{"hosts_string bad IP", `{"connection_type": "1", "server": "r", "hosts_string": "1.2.3 x.example.com"}`,
+			[]string{prefix + `[0].hosts_string: must start with an IP address`}},
+		{"hosts_string bad name", `{"connection_type": "1", "server": "r", "hosts_string": "1.2.3.4 x;y"}`,
+			[]string{prefix + `[0].hosts_string: must end with a host name`}},
+		{"unknown key", `{"connection_type": "1", "server": "r", "hosts_strng": "1.2.3.4 x"}`,
+			[]string{prefix + `[0].hosts_strng: unknown key (did you mean "hosts_string"?)`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := decodeCluster(t, `{"`+ClusterParamKey+`": {"private_registry_connection_info": [`+tt.conn+`]}}`)
+			var pe *lcm.ParamsError
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v, want a *lcm.ParamsError", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nlacks %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), `"p"`) {
+				t.Errorf("the error shows the password: %v", err)
+			}
+		})
+	}
+	_, err := decodeCluster(t, `{"`+ClusterParamKey+`": {"private_registry_connection_info": [
+		{"connection_type": 0, "server": "r:5000"}, {"connection_type": 1, "server": "r:5000"}]}}`)
+	if err == nil || !strings.Contains(err.Error(), prefix+`[1].server: repeats private_registry_connection_info[0].server "r:5000"`) {
+		t.Errorf("duplicate server: %v", err)
+	}
+}
+
+func TestBadInstallParameters(t *testing.T) {
+	tests := []struct {
+		name, param string
+		want        string
+	}{
+		{"missing image", `{"ssh_cp_name": "CP1", "ssh_username": "ubuntu", "ssh_password": "pw", "image_path": "Files/images/none.tar"}`, InstallParamKey + ".image_path:"},
+		{"image outside", `{"ssh_cp_name": "CP1", "ssh_username": "ubuntu", "ssh_password": "pw", "image_path": "/etc/passwd"}`, InstallParamKey + ".image_path:"},
+		{"port", `{"ssh_cp_name": "CP1", "ssh_username": "ubuntu", "ssh_password": "pw", "port_no": "70000"}`, InstallParamKey + ".port_no: must be a TCP port"},
+		{"port string", `{"ssh_cp_name": "CP1", "ssh_username": "ubuntu", "ssh_password": "pw", "port_no": "five"}`, InstallParamKey + ".port_no:"},
+		{"no password", `{"ssh_cp_name": "CP1", "ssh_username": "ubuntu"}`, InstallParamKey + ".ssh_password: is required"},
+		{"bad user", `{"ssh_cp_name": "CP1", "ssh_username": "ubuntu;id", "ssh_password": "pw"}`, InstallParamKey + ".ssh_username: must be a Unix user name"},
+		{"proxy newline", `{"ssh_cp_name": "CP1", "ssh_username": "u", "ssh_password": "pw", "proxy": {"http_proxy": "http://p:3128\nExecStart=/bin/evil"}}`,
+			InstallParamKey + ".proxy.http_proxy: must be a URL without quotes"},
+		{"proxy scheme", `{"ssh_cp_name": "CP1", "ssh_username": "u", "ssh_password": "pw", "proxy": {"https_proxy": "ftp://p"}}`,
+			InstallParamKey + ".proxy.https_proxy: must be an http:// or https:// URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeInstallParams(json.RawMessage(`{"`+InstallParamKey+`": `+tt.param+`}`), testPackage(t))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+			if err != nil && (strings.Contains(err.Error(), "pw") || strings.Contains(err.Error(), "evil")) {
+				t.Errorf("the error shows a secret: %v", err)
+			}
+		})
+	}
+	p, err := DecodeInstallParams(json.RawMessage(`{"`+InstallParamKey+`": {"ssh_cp_name": "CP1", "ssh_username": "u", "ssh_password": "pw", "port_no": 5001,
+		"proxy": {"http_proxy": "http://user1:pass%word1@proxy:3128", "no_proxy": "localhost,10.0.0.0/8"}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Port() != 5001 {
+		t.Errorf("port %d", p.Port())
+	}
+	if got := proxyDropIn(p.Proxy); !strings.Contains(got, `Environment="HTTP_PROXY=http://user1:pass%%word1@proxy:3128"`) || !strings.Contains(got, `Environment="NO_PROXY=localhost,10.0.0.0/8"`) || strings.Contains(got, "HTTPS_PROXY") {
+		t.Errorf("drop-in:\n%s", got)
+	}
+}
+
+func TestMergeInsecureKeepsOtherSettings(t *testing.T) {
+	old := []byte(`{"exec-opts": ["native.cgroupdriver=systemd"], "log-opts": {"max-size": "100m"}, "max-concurrent-downloads": 3, "insecure-registries": ["old:5000"]}`)
+	b, changed, err := mergeInsecure(old, []string{"old:5000", "new:5000"})
+	if err != nil || !changed {
+		t.Fatalf("changed %v, %v", changed, err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg["insecure-registries"].([]any); len(got) != 2 || got[0] != "old:5000" || got[1] != "new:5000" {
+		t.Errorf("insecure-registries %v", got)
+	}
+	if cfg["max-concurrent-downloads"] != float64(3) || cfg["log-opts"].(map[string]any)["max-size"] != "100m" {
+		t.Errorf("other settings lost: %s", b)
+	}
+	if _, changed, _ := mergeInsecure(b, []string{"new:5000"}); changed {
+		t.Error("a second merge changed the file")
+	}
+	if _, _, err := mergeInsecure([]byte("{not json"), []string{"x"}); err == nil {
+		t.Error("a broken daemon.json was accepted")
+	}
+}
+
+func TestReadImageArchive(t *testing.T) {
+	arc, err := ReadImageArchive(testPackage(t), "Files/images/private_registry.tar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(arc.ID, "sha256:b9de31fcec10") || len(arc.Tags) != 1 || arc.Tags[0] != "registry:latest" {
+		t.Errorf("archive %+v", arc)
+	}
+	if _, err := ReadImageArchive(testPackage(t), "Files/registries/ca.crt"); err == nil {
+		t.Error("a certificate read as an image archive")
+	}
+}

@@ -1,0 +1,568 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/remote"
+)
+
+// Runtime is a container runtime a node may run.
+type Runtime string
+
+// The runtimes ConfigureRegistryTrust configures.
+const (
+	Docker     Runtime = "docker"
+	Containerd Runtime = "containerd"
+	CRIO       Runtime = "crio"
+)
+
+// Paths ConfigureRegistryTrust writes.
+const (
+	DockerDaemonJSON     = "/etc/docker/daemon.json"
+	DockerCertsDir       = "/etc/docker/certs.d"
+	DockerAuthFile       = "/root/.docker/config.json"
+	ContainerdConfig     = "/etc/containerd/config.toml"
+	ContainerdCertsDir   = "/etc/containerd/certs.d"
+	CRIORegistriesDir    = "/etc/containers/registries.conf.d"
+	CRIOCertsDir         = "/etc/containers/certs.d"
+	KubeletAuthFile      = "/var/lib/kubelet/config.json"
+	HostsFile            = "/etc/hosts"
+	HostsBlock           = "private-registries"
+	criORegistriesPrefix = "50-mgmtkit-"
+)
+
+// detectScript lists the runtimes whose daemons are installed.
+var detectScript = remote.MustParseScript("detect-runtimes", `
+for daemon in dockerd containerd crio; do
+	if command -v "$daemon" >/dev/null 2>&1; then echo "$daemon"; fi
+done
+`)
+
+// DetectRuntimes returns the container runtimes installed on h, by their
+// daemons' programs (dockerd, containerd, crio). Docker's own containerd
+// counts as containerd: the kubelet may use it.
+func DetectRuntimes(ctx context.Context, h remote.Host) ([]Runtime, error) {
+	cmd, err := detectScript.Cmd(nil)
+	if err != nil {
+		return nil, err
+	}
+	out, err := h.Run(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	var rts []Runtime
+	for _, l := range strings.Fields(string(out.Stdout)) {
+		switch l {
+		case "dockerd":
+			rts = append(rts, Docker)
+		case "containerd":
+			rts = append(rts, Containerd)
+		case "crio":
+			rts = append(rts, CRIO)
+		}
+	}
+	return rts, nil
+}
+
+// TrustOptions configure ConfigureRegistryTrust.
+type TrustOptions struct {
+	// Package is the VNF package the connections' certificate_path files
+	// are read from. Required when a connection has one.
+	Package *lcm.Package
+	// Runtimes, when set, are the runtimes to configure instead of those
+	// DetectRuntimes finds.
+	Runtimes []Runtime
+}
+
+// trustState is what one host's configuration run has done.
+type trustState struct {
+	h       remote.Host
+	opts    TrustOptions
+	changes []string
+}
+
+func (s *trustState) did(format string, args ...any) {
+	s.changes = append(s.changes, fmt.Sprintf(format, args...))
+}
+
+func (s *trustState) writeRoot(ctx context.Context, file string, content []byte, mode fs.FileMode) (bool, error) {
+	changed, err := s.h.WriteFile(ctx, file, bytes.NewReader(content), remote.FileOptions{Mode: mode, Owner: "root", Group: "root", Sudo: true})
+	if changed {
+		s.did("wrote %s", file)
+	}
+	return changed, err
+}
+
+func (s *trustState) readRoot(ctx context.Context, file string) ([]byte, error) {
+	b, err := s.h.ReadFile(ctx, file, remote.FileOptions{Sudo: true})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// ConfigureRegistryTrust makes h able to pull from every registry of
+// conns with every container runtime installed on it:
+//
+//   - /etc/hosts: the connections' hosts_string lines in one managed block;
+//   - Docker: HTTP registries merged into daemon.json's
+//     insecure-registries (then `systemctl reload docker`, only when the
+//     file changed), CAs in /etc/docker/certs.d/SERVER/ca.crt, and
+//     credentials through `docker login --password-stdin` (skipped when
+//     root's config.json already holds them);
+//   - containerd: config_path set once in config.toml (then a restart;
+//     refused when config.toml uses the legacy registry.mirrors or
+//     registry.configs, which cannot be mixed with it), and one
+//     certs.d/SERVER/hosts.toml per registry (http:// for HTTP, ca = for
+//     a CA), which containerd reads on each pull, so no restart;
+//   - CRI-O: a registries.conf.d entry for HTTP registries (then
+//     `systemctl reload crio`), CAs in /etc/containers/certs.d/SERVER;
+//   - kubelet: credentials merged into /var/lib/kubelet/config.json
+//     (0600), which the kubelet sends with every image pull under any
+//     runtime.
+//
+// All connections of a node are applied at once, so each daemon reloads
+// at most once. Secrets reach the host only on standard input and inside
+// root-only files. A second run changes nothing and reports so.
+func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connection, opts TrustOptions) (lcm.Result, error) {
+	s := &trustState{h: h, opts: opts}
+	if len(conns) == 0 {
+		return lcm.Unchanged, nil
+	}
+	rts := opts.Runtimes
+	if rts == nil {
+		var err error
+		if rts, err = DetectRuntimes(ctx, h); err != nil {
+			return lcm.Unchanged, err
+		}
+	}
+	cas, err := readCAs(conns, opts.Package)
+	if err != nil {
+		return lcm.Unchanged, err
+	}
+	steps := []func(context.Context, []Connection, map[string][]byte) error{s.hosts}
+	if slices.Contains(rts, Docker) {
+		steps = append(steps, s.docker)
+	}
+	if slices.Contains(rts, Containerd) {
+		steps = append(steps, s.containerd)
+	}
+	if slices.Contains(rts, CRIO) {
+		steps = append(steps, s.crio)
+	}
+	steps = append(steps, s.kubeletAuth)
+	if slices.Contains(rts, Docker) {
+		steps = append(steps, s.dockerLogin)
+	}
+	for _, step := range steps {
+		if err := step(ctx, conns, cas); err != nil {
+			return result(s.changes), err
+		}
+	}
+	return result(s.changes), nil
+}
+
+// readCAs reads the CA files of the connections, by server.
+func readCAs(conns []Connection, pkg *lcm.Package) (map[string][]byte, error) {
+	cas := map[string][]byte{}
+	for i, c := range conns {
+		if c.CertificatePath == "" {
+			continue
+		}
+		if pkg == nil {
+			return nil, fmt.Errorf("private_registry_connection_info[%d].certificate_path: no VNF package to read it from", i)
+		}
+		b, err := pkg.ReadFile(c.CertificatePath)
+		if err == nil {
+			err = checkCertificates(b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("private_registry_connection_info[%d].certificate_path %s: %w", i, c.CertificatePath, err)
+		}
+		cas[c.Server] = b
+	}
+	return cas, nil
+}
+
+// hosts puts the hosts_string lines into their managed block.
+func (s *trustState) hosts(ctx context.Context, conns []Connection, _ map[string][]byte) error {
+	var lines []string
+	for _, c := range conns {
+		if l := c.HostsLine(); l != "" && !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	changed, err := remote.EditBlock(ctx, s.h, HostsFile, HostsBlock, lines, remote.FileOptions{Sudo: true})
+	if changed {
+		s.did("updated %s", HostsFile)
+	}
+	return err
+}
+
+// docker merges insecure-registries into daemon.json and installs CAs.
+func (s *trustState) docker(ctx context.Context, conns []Connection, cas map[string][]byte) error {
+	for _, c := range conns {
+		if ca, ok := cas[c.Server]; ok {
+			if _, err := s.writeRoot(ctx, path.Join(DockerCertsDir, c.Server, "ca.crt"), ca, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	var insecure []string
+	for _, c := range conns {
+		if c.Type() == HTTP {
+			insecure = append(insecure, c.Server)
+		}
+	}
+	if len(insecure) == 0 {
+		return nil
+	}
+	old, err := s.readRoot(ctx, DockerDaemonJSON)
+	if err != nil {
+		return err
+	}
+	merged, changed, err := mergeInsecure(old, insecure)
+	if err != nil || !changed {
+		return err
+	}
+	if _, err := s.writeRoot(ctx, DockerDaemonJSON, merged, 0o644); err != nil {
+		return err
+	}
+	if active, err := isActive(ctx, s.h, "docker"); err != nil || !active {
+		return err // a stopped daemon reads the file when it starts
+	}
+	if _, err := s.h.Run(ctx, sudo("systemctl", "reload", "docker")); err != nil {
+		return err
+	}
+	s.did("reloaded docker")
+	return nil
+}
+
+// mergeInsecure adds servers to daemon.json's insecure-registries,
+// keeping every other setting.
+func mergeInsecure(old []byte, servers []string) ([]byte, bool, error) {
+	cfg := map[string]any{}
+	if len(bytes.TrimSpace(old)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(old))
+		dec.UseNumber()
+		if err := dec.Decode(&cfg); err != nil {
+			return nil, false, fmt.Errorf("%s is not a JSON object (%v): fix it by hand; mgmtkit will not overwrite it", DockerDaemonJSON, err)
+		}
+	}
+	var list []any
+	switch v := cfg["insecure-registries"].(type) {
+	case nil:
+	case []any:
+		list = v
+	default:
+		return nil, false, fmt.Errorf("%s: insecure-registries is not a list", DockerDaemonJSON)
+	}
+	changed := false
+	for _, srv := range servers {
+		if !slices.Contains(list, any(srv)) {
+			list = append(list, srv)
+			changed = true
+		}
+	}
+	if !changed {
+		return old, false, nil
+	}
+	cfg["insecure-registries"] = list
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	return append(b, '\n'), true, err
+}
+
+func isActive(ctx context.Context, h remote.Host, unit string) (bool, error) {
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "is-active", unit}, OKExit: []int{1, 2, 3, 4}})
+	return err == nil && out.ExitCode == 0, err
+}
+
+// containerd sets config_path once and writes one hosts.toml per
+// registry.
+func (s *trustState) containerd(ctx context.Context, conns []Connection, cas map[string][]byte) error {
+	certsDir, err := s.containerdConfigPath(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range conns {
+		dir := path.Join(certsDir, c.Server)
+		scheme := "https"
+		if c.Type() == HTTP {
+			scheme = "http"
+		}
+		host := hostEntry{Capabilities: []string{"pull", "resolve"}}
+		if ca, ok := cas[c.Server]; ok {
+			host.CA = path.Join(dir, "ca.crt")
+			if _, err := s.writeRoot(ctx, host.CA, ca, 0o644); err != nil {
+				return err
+			}
+		}
+		url := scheme + "://" + c.Server
+		b, err := toml.Marshal(hostsTOML{Server: url, Host: map[string]hostEntry{url: host}})
+		if err != nil {
+			return err
+		}
+		content := append([]byte("# Managed by mgmtkit: how containerd reaches "+c.Server+".\n"), b...)
+		if _, err := s.writeRoot(ctx, path.Join(dir, "hosts.toml"), content, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type hostsTOML struct {
+	Server string               `toml:"server"`
+	Host   map[string]hostEntry `toml:"host"`
+}
+
+type hostEntry struct {
+	Capabilities []string `toml:"capabilities"`
+	CA           string   `toml:"ca,omitempty"`
+}
+
+// containerdConfigPath returns the directory containerd reads hosts.toml
+// files from, setting config_path in config.toml (and restarting
+// containerd) the first time.
+func (s *trustState) containerdConfigPath(ctx context.Context) (string, error) {
+	old, err := s.readRoot(ctx, ContainerdConfig)
+	if err != nil {
+		return "", err
+	}
+	cfg := map[string]any{}
+	if len(bytes.TrimSpace(old)) > 0 {
+		if err := toml.Unmarshal(old, &cfg); err != nil {
+			return "", fmt.Errorf("%s is not valid TOML (%v): fix it by hand; mgmtkit will not overwrite it", ContainerdConfig, err)
+		}
+	}
+	version, err := configVersion(ctx, s.h, cfg, len(bytes.TrimSpace(old)) > 0)
+	if err != nil {
+		return "", err
+	}
+	plugin := "io.containerd.grpc.v1.cri"
+	if version == 3 {
+		plugin = "io.containerd.cri.v1.images"
+	}
+	reg := table(table(table(cfg, "plugins"), plugin), "registry")
+	for _, legacy := range []string{"mirrors", "configs"} {
+		if v, ok := reg[legacy]; ok && !isEmptyTable(v) {
+			return "", fmt.Errorf("%s sets plugins.%q.registry.%s, the legacy registry settings that containerd refuses to combine with config_path: move them to hosts.toml files and remove them, then run again", ContainerdConfig, plugin, legacy)
+		}
+	}
+	if p, _ := reg["config_path"].(string); p != "" {
+		return p, nil // already set, by us or by whoever set up containerd
+	}
+	reg["config_path"] = ContainerdCertsDir
+	cfg["version"] = int64(version)
+	b, err := toml.Marshal(cfg)
+	if err != nil {
+		return "", err
+	}
+	if _, err := s.writeRoot(ctx, ContainerdConfig, b, 0o644); err != nil {
+		return "", err
+	}
+	if active, err := isActive(ctx, s.h, "containerd"); err != nil {
+		return "", err
+	} else if active {
+		if _, err := s.h.Run(ctx, sudo("systemctl", "restart", "containerd")); err != nil {
+			return "", err
+		}
+		s.did("restarted containerd")
+	}
+	return ContainerdCertsDir, nil
+}
+
+// configVersion returns the config.toml schema version: the file's, or
+// for a new file the one containerd's major version reads (3 for 2.x, 2
+// for 1.x).
+func configVersion(ctx context.Context, h remote.Host, cfg map[string]any, exists bool) (int, error) {
+	if v, ok := cfg["version"].(int64); ok && (v == 2 || v == 3) {
+		return int(v), nil
+	}
+	if exists {
+		return 0, fmt.Errorf("%s has no version 2 or 3 (schema version 1 is not supported): run `containerd config migrate` first", ContainerdConfig)
+	}
+	out, err := h.Run(ctx, remote.Command("containerd", "--version"))
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range strings.Fields(string(out.Stdout)) {
+		f = strings.TrimPrefix(f, "v")
+		if strings.HasPrefix(f, "2.") {
+			return 3, nil
+		}
+		if strings.HasPrefix(f, "1.") {
+			return 2, nil
+		}
+	}
+	return 0, fmt.Errorf("cannot tell containerd's version from %q", strings.TrimSpace(string(out.Stdout)))
+}
+
+// table returns m[key] as a table, creating it.
+func table(m map[string]any, key string) map[string]any {
+	if t, ok := m[key].(map[string]any); ok {
+		return t
+	}
+	t := map[string]any{}
+	m[key] = t
+	return t
+}
+
+func isEmptyTable(v any) bool {
+	t, ok := v.(map[string]any)
+	return ok && len(t) == 0
+}
+
+// crio writes a registries.conf.d entry for HTTP registries and installs
+// CAs.
+func (s *trustState) crio(ctx context.Context, conns []Connection, cas map[string][]byte) error {
+	reload := false
+	for _, c := range conns {
+		if ca, ok := cas[c.Server]; ok {
+			if _, err := s.writeRoot(ctx, path.Join(CRIOCertsDir, c.Server, "ca.crt"), ca, 0o644); err != nil {
+				return err
+			}
+		}
+		if c.Type() != HTTP {
+			continue
+		}
+		b, err := toml.Marshal(struct {
+			Registry []crioRegistry `toml:"registry"`
+		}{[]crioRegistry{{Location: c.Server, Insecure: true}}})
+		if err != nil {
+			return err
+		}
+		name := criORegistriesPrefix + strings.NewReplacer(":", "_", "/", "_").Replace(c.Server) + ".conf"
+		content := append([]byte("# Managed by mgmtkit: "+c.Server+" over HTTP.\n"), b...)
+		changed, err := s.writeRoot(ctx, path.Join(CRIORegistriesDir, name), content, 0o644)
+		if err != nil {
+			return err
+		}
+		reload = reload || changed
+	}
+	if !reload {
+		return nil
+	}
+	if active, err := isActive(ctx, s.h, "crio"); err != nil || !active {
+		return err
+	}
+	if _, err := s.h.Run(ctx, sudo("systemctl", "reload", "crio")); err != nil {
+		return err
+	}
+	s.did("reloaded crio")
+	return nil
+}
+
+type crioRegistry struct {
+	Location string `toml:"location"`
+	Insecure bool   `toml:"insecure"`
+}
+
+// authEntry is one registry of a Docker-style credentials file.
+type authEntry struct {
+	Auth string `json:"auth"`
+}
+
+func basicAuth(c Connection) string {
+	return base64.StdEncoding.EncodeToString([]byte(c.Username + ":" + c.Password.Reveal()))
+}
+
+// parseAuthConfig reads a config.json, keeping its other keys.
+func parseAuthConfig(b []byte, file string) (map[string]json.RawMessage, map[string]json.RawMessage, error) {
+	top := map[string]json.RawMessage{}
+	auths := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return top, auths, nil
+	}
+	if err := json.Unmarshal(b, &top); err != nil {
+		return nil, nil, fmt.Errorf("%s is not a JSON object: fix it by hand; mgmtkit will not overwrite it", file)
+	}
+	if raw, ok := top["auths"]; ok {
+		if err := json.Unmarshal(raw, &auths); err != nil {
+			return nil, nil, fmt.Errorf("%s: auths is not an object", file)
+		}
+	}
+	return top, auths, nil
+}
+
+func hasAuth(auths map[string]json.RawMessage, c Connection) bool {
+	var e authEntry
+	return json.Unmarshal(auths[c.Server], &e) == nil && e.Auth == basicAuth(c)
+}
+
+// kubeletAuth merges the connections' credentials into the kubelet's
+// config.json.
+func (s *trustState) kubeletAuth(ctx context.Context, conns []Connection, _ map[string][]byte) error {
+	if !slices.ContainsFunc(conns, func(c Connection) bool { return c.Username != "" }) {
+		return nil
+	}
+	old, err := s.readRoot(ctx, KubeletAuthFile)
+	if err != nil {
+		return err
+	}
+	top, auths, err := parseAuthConfig(old, KubeletAuthFile)
+	if err != nil {
+		return err
+	}
+	changed := false
+	for _, c := range conns {
+		if c.Username == "" || hasAuth(auths, c) {
+			continue
+		}
+		auths[c.Server], _ = json.Marshal(authEntry{Auth: basicAuth(c)})
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	top["auths"], _ = json.Marshal(auths)
+	b, err := json.MarshalIndent(top, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = s.writeRoot(ctx, KubeletAuthFile, append(b, '\n'), 0o600)
+	return err
+}
+
+// dockerLogin logs Docker in to registries whose credentials root's
+// config.json does not hold yet; the password goes on standard input.
+func (s *trustState) dockerLogin(ctx context.Context, conns []Connection, _ map[string][]byte) error {
+	if !slices.ContainsFunc(conns, func(c Connection) bool { return c.Username != "" }) {
+		return nil
+	}
+	old, err := s.readRoot(ctx, DockerAuthFile)
+	if err != nil {
+		return err
+	}
+	_, auths, err := parseAuthConfig(old, DockerAuthFile)
+	if err != nil {
+		return err
+	}
+	for _, c := range conns {
+		if c.Username == "" || hasAuth(auths, c) {
+			continue
+		}
+		login := remote.Cmd{
+			Args:    []string{"docker", "login", "--username", c.Username, "--password-stdin", c.Server},
+			Stdin:   strings.NewReader(c.Password.Reveal() + "\n"),
+			Sudo:    true,
+			Secrets: []remote.Secret{c.Password},
+		}
+		if _, err := s.h.Run(ctx, login); err != nil {
+			return fmt.Errorf("docker login to %s as %s: %w", c.Server, c.Username, err)
+		}
+		s.did("docker logged in to %s", c.Server)
+	}
+	return nil
+}
