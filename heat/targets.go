@@ -14,12 +14,16 @@ import (
 // ScaleOutTargets returns the nodes of after that are not in before: the
 // members a scale-out created (Tacker's scale_out_id_list). Nodes are
 // matched by member stack and server, so a member that was healed in
-// between (same stack, new server) counts as old.
+// between (same stack, new server) counts as old. A before list with
+// server IDs only (the vnfcResourceInfo a VNFM stored) works as well.
 func ScaleOutTargets(before, after []lcm.Node) []lcm.Node {
 	old := map[string]bool{}
 	for _, n := range before {
-		old[n.StackID] = true
-		old[n.ServerID] = true
+		for _, id := range []string{n.StackID, n.ServerID} {
+			if id != "" {
+				old[id] = true
+			}
+		}
 	}
 	var added []lcm.Node
 	for _, n := range after {

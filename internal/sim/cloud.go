@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -349,6 +350,17 @@ func (c *Cloud) SSHConfig() (remote.Config, error) {
 		ConnectTimeout: 5 * time.Second,
 		WaitTimeout:    30 * time.Second,
 	}, nil
+}
+
+// SSHConfigFunc returns [Cloud.SSHConfig] as the function drivers take
+// (registry.Plumbing.SSH), with logger (which may be nil) as the
+// connections' logger.
+func (c *Cloud) SSHConfigFunc(logger *slog.Logger) func(context.Context) (remote.Config, error) {
+	return func(context.Context) (remote.Config, error) {
+		cfg, err := c.SSHConfig()
+		cfg.Logger = logger
+		return cfg, err
+	}
 }
 
 // Connect dials a node as user with password through [Cloud.SSHConfig]:

@@ -132,6 +132,9 @@ type ClusterShape struct {
 	Masters, Workers, MaxWorkers int
 	// MinWorkers is the worker group's min_size.
 	MinWorkers int
+	// Packages are installed on every master and worker in addition to
+	// Ubuntu's base (e.g. a container runtime, until a step installs it).
+	Packages []string
 }
 
 // KubernetesCluster returns the topology of a Kubernetes cluster VNF for
@@ -188,7 +191,7 @@ func KubernetesCluster(additionalParams json.RawMessage, shape ClusterShape) (To
 	m := p.Param.Master
 	masters := GroupSpec{
 		Role: lcm.RoleMaster, Aspect: m.AspectID, Count: shape.Masters, MinSize: shape.Masters, MaxSize: shape.Masters,
-		SSHCP: m.SSHCP, NICCP: m.NICCP, Login: Login{User: m.User, Password: m.Password},
+		SSHCP: m.SSHCP, NICCP: m.NICCP, Login: Login{User: m.User, Password: m.Password}, Packages: shape.Packages,
 	}
 	vipAtTop := m.AspectID == "" || shape.Masters > 1
 	switch {
@@ -207,20 +210,20 @@ func KubernetesCluster(additionalParams json.RawMessage, shape ClusterShape) (To
 		if shape.Masters != 1 {
 			return Topology{}, errors.New("sim: several masters need master_node.aspect_id")
 		}
-		t.Servers = append(t.Servers, ServerSpec{Role: lcm.RoleMaster, Name: "masterNode", SSHCP: m.SSHCP, NICCP: m.NICCP, Login: masters.Login})
+		t.Servers = append(t.Servers, ServerSpec{Role: lcm.RoleMaster, Name: "masterNode", SSHCP: m.SSHCP, NICCP: m.NICCP, Login: masters.Login, Packages: shape.Packages})
 	} else {
 		t.Groups = append(t.Groups, masters)
 	}
 	if w := p.Param.Worker; w != nil && w.SSHCP != "" && shape.Workers > 0 {
 		workers := GroupSpec{
 			Role: lcm.RoleWorker, Aspect: w.AspectID, Count: shape.Workers, MinSize: shape.MinWorkers, MaxSize: shape.MaxWorkers,
-			SSHCP: w.SSHCP, NICCP: w.NICCP, Login: Login{User: w.User, Password: w.Password},
+			SSHCP: w.SSHCP, NICCP: w.NICCP, Login: Login{User: w.User, Password: w.Password}, Packages: shape.Packages,
 		}
 		if workers.MaxSize == 0 {
 			workers.MaxSize = shape.Workers + 10
 		}
 		if w.AspectID == "" {
-			t.Servers = append(t.Servers, ServerSpec{Role: lcm.RoleWorker, Name: "workerNode", SSHCP: w.SSHCP, NICCP: w.NICCP, Login: workers.Login})
+			t.Servers = append(t.Servers, ServerSpec{Role: lcm.RoleWorker, Name: "workerNode", SSHCP: w.SSHCP, NICCP: w.NICCP, Login: workers.Login, Packages: shape.Packages})
 		} else {
 			t.Groups = append(t.Groups, workers)
 		}
