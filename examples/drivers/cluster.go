@@ -1,0 +1,212 @@
+// Package drivers holds complete management drivers built from mgmtkit's
+// packages, one per spec: what a VNFM in Go (or a Tacker-style
+// MgmtDriver) registers for each VNF. The tour runs them against the
+// simulated cloud; copy them as a starting point.
+//
+// Today it has the Kubernetes cluster driver's registry part
+// ([ClusterDriver]); the private registry VNF's driver is
+// registry.VNFDriver. The cluster driver grows with the kubeadm, nfs,
+// kubespray and lb packages.
+package drivers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/mgmtkit/mgmtkit/heat"
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/registry"
+	"github.com/mgmtkit/mgmtkit/remote"
+)
+
+// NodeParams is master_node or worker_node of k8s_cluster_installation_param.
+type NodeParams struct {
+	AspectID       string        `json:"aspect_id"`
+	SSHCPName      string        `json:"ssh_cp_name" params:"required"`
+	NICCPName      string        `json:"nic_cp_name"`
+	Username       string        `json:"username" params:"required"`
+	Password       remote.Secret `json:"password" params:"required"`
+	PodCIDR        string        `json:"pod_cidr"`
+	ClusterCIDR    string        `json:"cluster_cidr"`
+	ClusterCPName  string        `json:"cluster_cp_name"`
+	ClusterFIPName string        `json:"cluster_fip_name"`
+}
+
+// Group returns where Heat keeps the nodes.
+func (p NodeParams) Group(role lcm.Role) heat.Group {
+	return heat.Group{Role: role, AspectID: p.AspectID, SSHCP: p.SSHCPName, NICCP: p.NICCPName}
+}
+
+// ClusterParams is k8s_cluster_installation_param. It embeds the
+// registry package's part, so the one object decodes strictly into both;
+// the keys that belong to packages still to come (kubeadm, nfs, kubespray,
+// lb) are accepted as they are and not interpreted yet.
+type ClusterParams struct {
+	registry.ClusterParams
+	MasterNode NodeParams  `json:"master_node" params:"required"`
+	WorkerNode *NodeParams `json:"worker_node"`
+
+	ScriptPath                 string          `json:"script_path"`
+	VimName                    string          `json:"vim_name"`
+	HelmInstallationScriptPath string          `json:"helm_installation_script_path"`
+	Proxy                      json.RawMessage `json:"proxy"`
+	StorageServer              json.RawMessage `json:"storage_server"`
+	PVRegistrationParams       json.RawMessage `json:"pv_registration_params"`
+	Ansible                    json.RawMessage `json:"ansible"`
+	ExternalLBParam            json.RawMessage `json:"external_lb_param"`
+}
+
+// DecodeClusterParams decodes k8s_cluster_installation_param; every
+// problem comes back at once, with its path, before anything runs.
+func DecodeClusterParams(raw json.RawMessage, pkg *lcm.Package) (ClusterParams, error) {
+	var p ClusterParams
+	err := lcm.DecodeParams(raw, lcm.DecodeOptions{Package: pkg}, lcm.Param(registry.ClusterParamKey, &p).Required())
+	return p, err
+}
+
+// groups returns the node groups with their logins.
+func (p ClusterParams) groups() ([]heat.Group, map[lcm.Role]NodeParams) {
+	groups := []heat.Group{p.MasterNode.Group(lcm.RoleMaster)}
+	logins := map[lcm.Role]NodeParams{lcm.RoleMaster: p.MasterNode}
+	if p.WorkerNode != nil {
+		groups = append(groups, p.WorkerNode.Group(lcm.RoleWorker))
+		logins[lcm.RoleWorker] = *p.WorkerNode
+	}
+	return groups, logins
+}
+
+// ClusterDriver is the registry part of the Kubernetes cluster VNF's
+// management driver (cir-k8s-cluster spec): every hook that creates nodes
+// makes them trust, and log in to, the registries of
+// private_registry_connection_info. It is safe for concurrent use.
+type ClusterDriver struct {
+	lcm.NopDriver
+	registry.Plumbing
+	// Limit bounds how many nodes are configured at once;
+	// lcm.DefaultLimit when 0.
+	Limit int
+}
+
+// InstantiateEnd configures every master and worker.
+func (d *ClusterDriver) InstantiateEnd(ctx context.Context, op *lcm.InstantiateOp) (*lcm.HookResult, error) {
+	if op.Request == nil {
+		return nil, errors.New("drivers: instantiate_end without a request")
+	}
+	p, err := DecodeClusterParams(op.Request.AdditionalParams, op.Package)
+	if err != nil {
+		return nil, err
+	}
+	return d.trust(ctx, lcm.InstantiateEnd, op.Instance, op.Package, p, func(ctx context.Context, hc *heat.Client, stack string) ([]lcm.Node, error) {
+		groups, _ := p.groups()
+		return hc.Nodes(ctx, stack, groups...)
+	})
+}
+
+// ScaleEnd configures the workers a SCALE_OUT created: those whose
+// servers op.Instance's vnfcResourceInfo does not list yet. Pass the
+// instance as it was before the scale (as Tacker's v1 API does).
+func (d *ClusterDriver) ScaleEnd(ctx context.Context, op *lcm.ScaleOp) (*lcm.HookResult, error) {
+	if op.Request == nil || op.Request.Type != lcm.ScaleOut {
+		return &lcm.HookResult{Hook: lcm.ScaleEnd}, nil
+	}
+	p, err := storedParams(op.Instance, op.Package)
+	if err != nil {
+		return nil, err
+	}
+	if p.WorkerNode == nil {
+		return nil, fmt.Errorf("drivers: scale_end: %s has no worker_node", registry.ClusterParamKey)
+	}
+	return d.trust(ctx, lcm.ScaleEnd, op.Instance, op.Package, p, func(ctx context.Context, hc *heat.Client, stack string) ([]lcm.Node, error) {
+		workers, err := hc.Nodes(ctx, stack, p.WorkerNode.Group(lcm.RoleWorker))
+		if err != nil {
+			return nil, err
+		}
+		return heat.ScaleOutTargets(knownNodes(op.Instance), workers), nil
+	})
+}
+
+// HealEnd configures the healed masters and workers, or every node after
+// an entire heal. The storage server and other VMs are not Kubernetes
+// nodes and are left alone.
+func (d *ClusterDriver) HealEnd(ctx context.Context, op *lcm.HealOp) (*lcm.HookResult, error) {
+	if op.Request == nil {
+		return nil, errors.New("drivers: heal_end without a request")
+	}
+	p, err := storedParams(op.Instance, op.Package)
+	if err != nil {
+		return nil, err
+	}
+	return d.trust(ctx, lcm.HealEnd, op.Instance, op.Package, p, func(ctx context.Context, hc *heat.Client, stack string) ([]lcm.Node, error) {
+		groups, _ := p.groups()
+		nodes, err := hc.Nodes(ctx, stack, groups...)
+		if err != nil {
+			return nil, err
+		}
+		plan, err := heat.HealTargets(op.Instance, *op.Request, nodes)
+		if err != nil || plan.Entire {
+			return nodes, err
+		}
+		return plan.Nodes, nil
+	})
+}
+
+// storedParams decodes the parameters the VNF was instantiated with.
+func storedParams(inst *lcm.VnfInstance, pkg *lcm.Package) (ClusterParams, error) {
+	if inst == nil || inst.InstantiatedVnfInfo == nil {
+		return ClusterParams{}, errors.New("drivers: the VNF instance has no instantiatedVnfInfo with the stored additionalParams")
+	}
+	return DecodeClusterParams(inst.InstantiatedVnfInfo.AdditionalParams, pkg)
+}
+
+// knownNodes are the servers the VNFM knew before the operation, as nodes
+// that ScaleOutTargets can diff against.
+func knownNodes(inst *lcm.VnfInstance) []lcm.Node {
+	if inst == nil || inst.InstantiatedVnfInfo == nil {
+		return nil
+	}
+	var nodes []lcm.Node
+	for _, v := range inst.InstantiatedVnfInfo.VnfcResourceInfo {
+		nodes = append(nodes, lcm.Node{Resource: v.ID, ServerID: v.ComputeResource.ResourceID})
+	}
+	return nodes
+}
+
+// trust resolves the target nodes and configures registry trust on each,
+// in parallel, dialing each with its role's login.
+func (d *ClusterDriver) trust(ctx context.Context, hook lcm.Hook, inst *lcm.VnfInstance, pkg *lcm.Package, p ClusterParams,
+	targets func(ctx context.Context, hc *heat.Client, stack string) ([]lcm.Node, error)) (*lcm.HookResult, error) {
+	res := &lcm.HookResult{Hook: hook}
+	conns := p.PrivateRegistryConnectionInfo
+	if len(conns) == 0 {
+		return res, nil
+	}
+	ctx = lcm.WithHook(ctx, hook)
+	hc, stack, err := d.HeatClient(ctx, inst)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := targets(ctx, hc, stack)
+	if err != nil {
+		return nil, err
+	}
+	_, logins := p.groups()
+	nodes = slices.DeleteFunc(nodes, func(n lcm.Node) bool { _, ok := logins[n.Role]; return !ok })
+	var opts []lcm.Option
+	if d.Limit > 0 {
+		opts = append(opts, lcm.Limit(d.Limit))
+	}
+	rs, err := lcm.OnHosts(ctx, registry.StepTrust, nodes, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
+		login := logins[n.Role]
+		h, err := d.Dial(ctx, n, login.Username, login.Password)
+		if err != nil {
+			return lcm.Unchanged, err
+		}
+		defer h.Close()
+		return registry.ConfigureRegistryTrust(ctx, h, conns, registry.TrustOptions{Package: pkg})
+	}, opts...)
+	res.Add(registry.StepTrust, rs)
+	return res, err
+}

@@ -1,0 +1,40 @@
+package drivers
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mgmtkit/mgmtkit/lcm"
+)
+
+func TestEverySamplesClusterParamsDecode(t *testing.T) {
+	pkg, err := lcm.OpenPackage("../tour/package")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pkg.Close()
+	for _, name := range []string{"instantiate_cir_k8s_cluster.json", "instantiate_pv_k8s_cluster.json", "instantiate_kubespray.json"} {
+		b, err := os.ReadFile("../tour/requests/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req lcm.InstantiateVnfRequest
+		if err := json.Unmarshal(b, &req); err != nil {
+			t.Fatal(err)
+		}
+		p, err := DecodeClusterParams(req.AdditionalParams, pkg)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if p.MasterNode.AspectID != "master_instance" || p.WorkerNode == nil || p.WorkerNode.Password.Reveal() != "ubuntu" {
+			t.Errorf("%s: %+v", name, p)
+		}
+	}
+	_, err = DecodeClusterParams(json.RawMessage(`{"k8s_cluster_installation_param": {"master_node": {"ssh_cp_name": "m", "username": "u", "password": "p"}, "wroker_node": {}}}`), pkg)
+	if err == nil || !strings.Contains(err.Error(), `k8s_cluster_installation_param.wroker_node: unknown key (did you mean "worker_node"?)`) {
+		t.Errorf("a misspelt key: %v", err)
+	}
+}
