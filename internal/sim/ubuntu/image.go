@@ -96,6 +96,9 @@ func (m *Machine) writeImage() error {
 	} {
 		try(f.MkdirAll(dir, 0o755))
 	}
+	// World-writable temporary directories, sticky as on Ubuntu.
+	try(f.MkdirAll("/var/tmp", 0o755))
+	try(f.Chmod("/var/tmp", fs.ModeSticky|0o777))
 	for _, lock := range []string{"/var/lib/dpkg/lock", "/var/lib/dpkg/lock-frontend", "/var/lib/apt/lists/lock", "/var/cache/apt/archives/lock"} {
 		try(m.writeFile(lock, "", 0o640))
 	}

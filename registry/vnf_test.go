@@ -1,0 +1,201 @@
+package registry_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mgmtkit/mgmtkit/internal/sim"
+	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/registry"
+)
+
+func samplePackage(t testing.TB) *lcm.Package {
+	t.Helper()
+	pkg, err := lcm.OpenPackage("../examples/tour/package")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pkg.Close() })
+	return pkg
+}
+
+func sampleRequest(t testing.TB, name string) *lcm.InstantiateVnfRequest {
+	t.Helper()
+	b, err := os.ReadFile("../lcm/testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req lcm.InstantiateVnfRequest
+	if err := json.Unmarshal(b, &req); err != nil {
+		t.Fatal(err)
+	}
+	return &req
+}
+
+// registryVNF is the registry VNF of the CIR spec in the simulated cloud,
+// built from a request, with its driver and a log of its events.
+type registryVNF struct {
+	t      *testing.T
+	ctx    context.Context
+	cloud  *sim.Cloud
+	vnf    *sim.VNF
+	req    *lcm.InstantiateVnfRequest
+	pkg    *lcm.Package
+	driver *registry.VNFDriver
+	log    *bytes.Buffer
+}
+
+func newRegistryVNF(t *testing.T, req *lcm.InstantiateVnfRequest) *registryVNF {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	log := &bytes.Buffer{}
+	ctx = lcm.WithLogger(ctx, slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	cloud := sim.Start(t, sim.Options{})
+	topo, err := sim.RegistryVNF(req.AdditionalParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo.AdditionalParams = req.AdditionalParams
+	v, err := cloud.Build(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &registryVNF{t: t, ctx: ctx, cloud: cloud, vnf: v, req: req, pkg: samplePackage(t), log: log}
+	r.driver = &registry.VNFDriver{Plumbing: registry.Plumbing{SSH: cloud.SSHConfigFunc(slog.New(slog.NewTextHandler(log, nil)))}}
+	return r
+}
+
+func (r *registryVNF) host() *sim.Host { return r.vnf.HostsWithRole(lcm.RoleRegistry)[0] }
+
+func (r *registryVNF) instantiate() (*lcm.HookResult, error) {
+	return lcm.Invoke(r.ctx, r.driver, lcm.InstantiateEnd, &lcm.InstantiateOp{Instance: r.vnf.Instance(), Request: r.req, Package: r.pkg})
+}
+
+func (r *registryVNF) heal() (*lcm.HookResult, error) {
+	inst := r.vnf.Instance()
+	vnfc := inst.InstantiatedVnfInfo.VnfcResourceInfo[0].ID
+	if _, err := r.vnf.Heal(r.host().ServerID, sim.HealOptions{}); err != nil {
+		r.t.Fatal(err)
+	}
+	return lcm.Invoke(r.ctx, r.driver, lcm.HealEnd, &lcm.HealOp{Instance: r.vnf.Instance(), Request: &lcm.HealVnfRequest{VnfcInstanceID: []string{vnfc}}, Package: r.pkg})
+}
+
+// assertServing checks the outcome: Docker runs the registry container
+// from the sample image on the port, and it answers on the VM's address.
+func (r *registryVNF) assertServing(port int) {
+	r.t.Helper()
+	h := r.host()
+	if !h.Machine.Installed("docker.io") {
+		r.t.Fatal("docker.io is not installed")
+	}
+	d := containers.Docker(h.Machine)
+	c, ok := d.Container(registry.ContainerName)
+	if !ok || c.Status != "running" || !c.Registry || c.Restart != "always" {
+		r.t.Fatalf("container %s: %+v", registry.ContainerName, c)
+	}
+	if _, ok := containers.RegistryAt(r.cloud, h.NICAddress, port); !ok {
+		r.t.Errorf("no registry answers at %s:%d", h.NICAddress, port)
+	}
+}
+
+func TestRegistryVNFInstantiateIsIdempotent(t *testing.T) {
+	r := newRegistryVNF(t, sampleRequest(t, "instantiate_cir_registry.json"))
+	res, err := r.instantiate()
+	if err != nil {
+		t.Fatalf("instantiate_end: %v\n%s", err, r.log)
+	}
+	if !res.Changed() {
+		t.Error("the first run reports no change")
+	}
+	r.assertServing(registry.DefaultPort)
+	h := r.host()
+	if img, _ := containers.Docker(h.Machine).Image("registry:latest"); !strings.HasPrefix(img.ID, "sha256:b9de31fcec10") {
+		t.Errorf("registry:latest is %+v, want the image of the package's tar", img)
+	}
+	before := h.Machine.Service("docker")
+	calls := len(h.SSH.Transcript())
+
+	res, err = r.instantiate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Changed() {
+		t.Errorf("the second run changed something: %+v", res.Steps)
+	}
+	after := h.Machine.Service("docker")
+	if after.Restarts != before.Restarts || after.Starts != before.Starts || after.Reloads != before.Reloads {
+		t.Errorf("the second run touched docker: %+v → %+v", before, after)
+	}
+	for _, e := range h.SSH.Transcript()[calls:] {
+		for _, verb := range []string{"docker load", "docker run", "docker rm", "apt-get install", "systemctl restart", " mv "} {
+			if strings.Contains(e.Command, verb) {
+				t.Errorf("the second run ran %q", e.Command)
+			}
+		}
+	}
+}
+
+func TestRegistryVNFHealRecreatesTheRegistry(t *testing.T) {
+	r := newRegistryVNF(t, sampleRequest(t, "instantiate_cir_registry.json"))
+	if _, err := r.instantiate(); err != nil {
+		t.Fatal(err)
+	}
+	old := r.host()
+	res, err := r.heal()
+	if err != nil {
+		t.Fatalf("heal_end: %v\n%s", err, r.log)
+	}
+	if r.host() == old || !res.Changed() {
+		t.Fatal("heal_end did not act on a new VM")
+	}
+	r.assertServing(registry.DefaultPort)
+}
+
+func TestRegistryVNFPullsTheImageWithoutImagePath(t *testing.T) {
+	req := sampleRequest(t, "instantiate_cir_registry.json")
+	req.AdditionalParams = json.RawMessage(`{"private_registry_installation_param": {"ssh_cp_name": "CP1", "ssh_username": "ubuntu", "ssh_password": "ubuntu", "port_no": "5050"}}`)
+	r := newRegistryVNF(t, req)
+	if _, err := r.instantiate(); err != nil {
+		t.Fatalf("instantiate_end: %v\n%s", err, r.log)
+	}
+	r.assertServing(5050)
+}
+
+func TestRegistryVNFPortInUse(t *testing.T) {
+	r := newRegistryVNF(t, sampleRequest(t, "instantiate_cir_registry.json"))
+	containers.TakePort(r.host().Machine, registry.DefaultPort)
+	_, err := r.instantiate()
+	if !errors.Is(err, registry.ErrPortInUse) || !strings.Contains(err.Error(), "5000") {
+		t.Fatalf("err = %v, want ErrPortInUse naming port 5000", err)
+	}
+}
+
+func TestRegistryVNFBadInputRunsNothing(t *testing.T) {
+	for _, params := range []string{
+		`{"private_registry_installation_param": {"ssh_cp_name": "CP1", "ssh_username": "ubuntu", "ssh_password": "ubuntu", "image_path": "Files/images/missing.tar"}}`,
+		`{"private_registry_installation_param": {"ssh_cp_name": "CP1", "ssh_username": "ubuntu", "ssh_password": "ubuntu", "port_no": 0.5}}`,
+		`{"private_registry_installation_param": {"ssh_cp_name": "CP1", "ssh_username": "ubuntu"}}`,
+	} {
+		req := sampleRequest(t, "instantiate_cir_registry.json")
+		req.AdditionalParams = json.RawMessage(params)
+		r := newRegistryVNF(t, sampleRequest(t, "instantiate_cir_registry.json"))
+		r.req = req
+		_, err := r.instantiate()
+		var pe *lcm.ParamsError
+		if !errors.As(err, &pe) {
+			t.Errorf("%s: err = %v, want a *lcm.ParamsError", params, err)
+		}
+		if n := len(r.host().SSH.Transcript()); n != 0 {
+			t.Errorf("%s: %d commands ran", params, n)
+		}
+	}
+}
