@@ -20,6 +20,7 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/heat/heattest"
+	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -33,8 +34,9 @@ type Options struct {
 	// 127.0.0.0/8: the simulation listens on loopback only.
 	Subnet netip.Prefix
 	// Catalog returns the apt catalog of each new host; default
-	// [ubuntu.DefaultCatalog]. Later fakes (docker, containerd, kubeadm)
-	// add their packages here.
+	// [ubuntu.DefaultCatalog]. The cloud adds the container packages of
+	// [containers.AddPackages] (docker.io, containerd, cri-tools, cri-o,
+	// curl), bound to its network, to every catalog it returns.
 	Catalog func() *ubuntu.Catalog
 	// Setup, when set, runs on every new host after the base Ubuntu
 	// install: the hook that gives hosts more programs or files.
@@ -58,6 +60,10 @@ type Cloud struct {
 	hostSeq  int
 	closed   bool
 	closeErr error
+	// The network as the container runtimes see it.
+	routes     map[string]*Host
+	registries map[string]*containers.Registry
+	noInternet bool
 }
 
 // New starts a simulated cloud: Keystone and Heat on a loopback port, no
@@ -69,8 +75,9 @@ func New(opts Options) (*Cloud, error) {
 	if !netip.MustParsePrefix("127.0.0.0/8").Contains(opts.Subnet.Addr()) {
 		return nil, fmt.Errorf("sim: subnet %s is not loopback", opts.Subnet)
 	}
-	if opts.Catalog == nil {
-		opts.Catalog = ubuntu.DefaultCatalog
+	base := opts.Catalog
+	if base == nil {
+		base = ubuntu.DefaultCatalog
 	}
 	hs, err := heattest.NewServer(opts.Heat)
 	if err != nil {
@@ -88,6 +95,11 @@ func New(opts Options) (*Cloud, error) {
 		next:   opts.Subnet.Masked().Addr().Next(),
 		hosts:  map[string]*Host{},
 		listen: map[string]string{},
+	}
+	c.opts.Catalog = func() *ubuntu.Catalog {
+		cat := base()
+		containers.AddPackages(cat, c)
+		return cat
 	}
 	if err := c.writeKnownHosts(); err != nil {
 		c.Close()
@@ -373,3 +385,71 @@ func (c *Cloud) Connect(ctx context.Context, n lcm.Node, user, password string) 
 	cfg.Addr, cfg.Name, cfg.User, cfg.Password = n.SSHAddress, n.Resource, user, remote.NewSecret(password)
 	return remote.Dial(ctx, cfg)
 }
+
+// Route makes the simulated network deliver traffic for ip (any address,
+// e.g. the sample's "192.168.0.10", which nothing ever dials for real) to
+// host h, as a floating IP or NAT outside the VNF's stacks would: the
+// container runtimes and curl of every host reach h there. When h is
+// healed, the route follows the host that took over h's NIC address.
+func (c *Cloud) Route(ip string, h *Host) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.routes == nil {
+		c.routes = map[string]*Host{}
+	}
+	c.routes[ip] = h
+}
+
+// AddExternalRegistry puts a registry outside the cloud (not a container
+// on a host) at ip:port; hosts reach it by address, or by a name their
+// /etc/hosts maps to ip.
+func (c *Cloud) AddExternalRegistry(ip string, port int, r *containers.Registry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.registries == nil {
+		c.registries = map[string]*containers.Registry{}
+	}
+	c.registries[net.JoinHostPort(ip, fmt.Sprint(port))] = r
+}
+
+// SetInternet says whether hosts reach Docker Hub (they do by default).
+func (c *Cloud) SetInternet(on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.noInternet = !on
+}
+
+// Machine returns the machine of the running host answering at ip: one
+// of its addresses, or a route to it. It implements [containers.Network].
+func (c *Cloud) Machine(ip string) *ubuntu.Machine {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h := c.routes[ip]; h != nil {
+		if c.hosts[h.ServerID] == h {
+			return h.Machine
+		}
+		ip = h.NICAddress
+	}
+	for _, h := range c.hosts {
+		if slices.Contains(h.Addresses, ip) {
+			return h.Machine
+		}
+	}
+	return nil
+}
+
+// ExternalRegistry implements [containers.Network].
+func (c *Cloud) ExternalRegistry(ip string, port int) *containers.Registry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.registries[net.JoinHostPort(ip, fmt.Sprint(port))]
+}
+
+// Internet implements [containers.Network].
+func (c *Cloud) Internet() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.noInternet
+}
+
+var _ containers.Network = (*Cloud)(nil)
