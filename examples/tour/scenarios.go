@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/mgmtkit/mgmtkit/examples/drivers"
+	"github.com/mgmtkit/mgmtkit/examples/internal/world"
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/registry"
 )
 
 // A scenario is one spec's operations.
@@ -45,16 +49,12 @@ func (t *tour) runScenario(ctx context.Context, name string) {
 	}
 }
 
-// clusterParams returns the additionalParams of the Kubernetes cluster:
-// -request's, or the sample request named.
-func (t *tour) clusterParams(sample string) (json.RawMessage, string, error) {
+// clusterRequest returns the InstantiateVnfRequest of the Kubernetes
+// cluster: -request's, or the sample request named.
+func (t *tour) clusterRequest(sample string) (*lcm.InstantiateVnfRequest, string, error) {
 	if t.in.clusterRequest != nil {
-		return t.in.clusterRequest.AdditionalParams, t.in.clusterFile, nil
+		return t.in.clusterRequest, t.in.clusterFile, nil
 	}
-	return t.sampleParams(sample)
-}
-
-func (t *tour) sampleParams(sample string) (json.RawMessage, string, error) {
 	b, ok := t.in.requests[sample]
 	if !ok {
 		return nil, "", fmt.Errorf("no sample request %s", sample)
@@ -63,19 +63,20 @@ func (t *tour) sampleParams(sample string) (json.RawMessage, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("sample %s: %w", sample, err)
 	}
-	return req.AdditionalParams, "sample " + sample, nil
+	return req, "sample " + sample, nil
 }
 
 // deployed is a VNF built in the simulated cloud with what the hooks know
 // of it: its additionalParams, node groups and logins.
 type deployed struct {
-	label  string
-	vnf    *sim.VNF
-	params json.RawMessage
-	groups []heat.Group
-	logins map[lcm.Role]login
-	master heat.Group
-	refs   heatRefs
+	label   string
+	vnf     *sim.VNF
+	request *lcm.InstantiateVnfRequest
+	params  json.RawMessage
+	groups  []heat.Group
+	logins  map[lcm.Role]login
+	master  heat.Group
+	refs    heatRefs
 }
 
 // build creates a VNF in the cloud from a topology and reads what its
@@ -127,12 +128,20 @@ func (t *tour) instantiate(ctx context.Context, s scenario, d *deployed) ([]lcm.
 	return nodes, err
 }
 
+// runCIR deploys the private registry VNF (instantiate, then heal), and
+// connects a Kubernetes cluster's nodes to it and to an HTTPS registry
+// outside the VNFs, with the spec's sample requests unmodified; then every
+// node pulls app:1 from both, under Docker and containerd.
 func runCIR(ctx context.Context, t *tour, s scenario) error {
-	params, _, err := t.sampleParams("instantiate_cir_registry.json")
+	b, ok := t.in.requests["instantiate_cir_registry.json"]
+	if !ok {
+		return errors.New("no sample request instantiate_cir_registry.json")
+	}
+	regReq, err := decodeInstantiate(b)
 	if err != nil {
 		return err
 	}
-	topo, err := sim.RegistryVNF(params)
+	topo, err := sim.RegistryVNF(regReq.AdditionalParams)
 	if err != nil {
 		return err
 	}
@@ -143,12 +152,85 @@ func runCIR(ctx context.Context, t *tour, s scenario) error {
 	if _, err := t.instantiate(ctx, s, reg); err != nil {
 		return err
 	}
-	cluster, err := t.buildCluster("cir-cluster", "instantiate_cir_k8s_cluster.json", sim.ClusterShape{Masters: 3, Workers: 2})
+	vnfDriver := &registry.VNFDriver{Plumbing: t.plumbing}
+	if err := t.hook(ctx, s.name, reg.label, vnfDriver, lcm.InstantiateEnd, "install Docker, load the registry image from the package, run the registry",
+		&lcm.InstantiateOp{Instance: reg.vnf.Instance(), Request: regReq, Package: t.in.pkg}); err != nil {
+		return err
+	}
+	if err := t.hook(ctx, s.name, reg.label, vnfDriver, lcm.InstantiateEnd, "the same again: nothing to change",
+		&lcm.InstantiateOp{Instance: reg.vnf.Instance(), Request: regReq, Package: t.in.pkg}); err != nil {
+		return err
+	}
+	vm := reg.vnf.HostsWithRole(lcm.RoleRegistry)[0]
+	vnfc := vnfcOf(reg.vnf.Instance(), vm.ServerID)
+	if _, err := reg.vnf.Heal(vm.ServerID, sim.HealOptions{}); err != nil {
+		return fmt.Errorf("healing through Heat: %w", err)
+	}
+	if err := t.hook(ctx, s.name, reg.label, vnfDriver, lcm.HealEnd, "re-create the registry on the new VM from the stored parameters",
+		&lcm.HealOp{Instance: reg.vnf.Instance(), Request: &lcm.HealVnfRequest{VnfcInstanceID: []string{vnfc}}, Package: t.in.pkg}); err != nil {
+		return err
+	}
+	vm = reg.vnf.HostsWithRole(lcm.RoleRegistry)[0]
+	if err := t.operation(ctx, s.name, reg.label, "operator", "route "+world.RegistryVNFAddress+" to the VM, push "+world.Image, func(ctx context.Context) ([]string, []string, error) {
+		return []string{vm.Resource}, []string{vm.Resource}, world.PublishRegistryVNF(ctx, t.cloud, vm)
+	}); err != nil {
+		return err
+	}
+
+	cluster, err := t.buildCluster("cir-cluster", "instantiate_cir_k8s_cluster.json", sim.ClusterShape{Masters: 3, Workers: 2, Packages: runtimePackages})
 	if err != nil {
 		return err
 	}
-	_, err = t.instantiate(ctx, s, cluster)
-	return err
+	if _, err := t.instantiate(ctx, s, cluster); err != nil {
+		return err
+	}
+	return t.trustAndPull(ctx, s, cluster, cluster.vnf.Instance(), nil)
+}
+
+// images are what the nodes must pull: app:1 from the external registry,
+// and from the registry VNF once the cir scenario has deployed it.
+func (t *tour) images() []string {
+	if t.vnfs["registry"] == nil {
+		return []string{world.ExternalRegistryName + "/" + world.Image}
+	}
+	return world.Images()
+}
+
+// runtimePackages are installed on the cluster's nodes until the kubeadm
+// package installs a container runtime itself.
+var runtimePackages = []string{"docker.io", "cri-tools"}
+
+// trustAndPull runs the cluster driver's instantiate_end (registry trust
+// on every node) when req is nil, and checks that the nodes pull from both
+// of the sample's registries.
+func (t *tour) trustAndPull(ctx context.Context, s scenario, d *deployed, inst *lcm.VnfInstance, hosts []*sim.Host) error {
+	if d.request == nil || !strings.Contains(string(d.params), "private_registry_connection_info") {
+		return nil
+	}
+	if hosts == nil {
+		if err := t.hook(ctx, s.name, d.label, &drivers.ClusterDriver{Plumbing: t.plumbing}, lcm.InstantiateEnd,
+			"make every node trust and log in to the private registries",
+			&lcm.InstantiateOp{Instance: inst, Request: d.request, Package: t.in.pkg}); err != nil {
+			return err
+		}
+		hosts = append(d.vnf.HostsWithRole(lcm.RoleMaster), d.vnf.HostsWithRole(lcm.RoleWorker)...)
+	}
+	return t.operation(ctx, s.name, d.label, "check", "pull "+world.Image+" from the registries with Docker and containerd", func(ctx context.Context) ([]string, []string, error) {
+		var names []string
+		var errs []error
+		for _, h := range hosts {
+			names = append(names, h.Resource)
+		}
+		for _, p := range world.CheckPulls(ctx, t.cloud, hosts, t.images()) {
+			status := "ok"
+			if p.Err != nil {
+				status = "FAILED " + p.Err.Error()
+				errs = append(errs, fmt.Errorf("%s: %s pull %s: %w", p.Host, p.Runtime, p.Image, p.Err))
+			}
+			t.printf("  %-26s %-22s %-36s %s\n", p.Host, p.Runtime, p.Image, status)
+		}
+		return names, nil, errors.Join(errs...)
+	})
 }
 
 func runPV(ctx context.Context, t *tour, s scenario) error {
@@ -184,28 +266,37 @@ func runKubespray(ctx context.Context, t *tour, s scenario) error {
 }
 
 func (t *tour) buildCluster(label, sample string, shape sim.ClusterShape) (*deployed, error) {
-	params, source, err := t.clusterParams(sample)
+	req, source, err := t.clusterRequest(sample)
 	if err != nil {
 		return nil, err
 	}
-	topo, err := sim.KubernetesCluster(params, shape)
+	topo, err := sim.KubernetesCluster(req.AdditionalParams, shape)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	return t.build(label, topo)
+	d, err := t.build(label, topo)
+	if err != nil {
+		return nil, err
+	}
+	d.request = req
+	return d, nil
 }
 
 // runScale scales the worker group in and out with the spec's sample
 // requests and heals one worker and then the entire VNF, resolving each
 // operation's targets as its hooks do.
 func runScale(ctx context.Context, t *tour, s scenario) error {
-	d, err := t.buildCluster("scale-cluster", "instantiate_cir_k8s_cluster.json", sim.ClusterShape{Masters: 1, Workers: 3, MinWorkers: 1})
+	d, err := t.buildCluster("scale-cluster", "instantiate_cir_k8s_cluster.json", sim.ClusterShape{Masters: 1, Workers: 3, MinWorkers: 1, Packages: runtimePackages})
 	if err != nil {
 		return err
 	}
 	if _, err := t.instantiate(ctx, s, d); err != nil {
 		return err
 	}
+	if err := t.trustAndPull(ctx, s, d, d.vnf.Instance(), nil); err != nil {
+		return err
+	}
+	cluster := &drivers.ClusterDriver{Plumbing: t.plumbing}
 	workers, err := groupWithRole(d.groups, lcm.RoleWorker)
 	if err != nil {
 		return err
@@ -241,7 +332,9 @@ func runScale(ctx context.Context, t *tour, s scenario) error {
 	if err != nil {
 		return err
 	}
-	if _, err := d.vnf.ScaleOut(out.AspectID, out.Steps()); err != nil {
+	instBefore := d.vnf.Instance()
+	added, err := d.vnf.ScaleOut(out.AspectID, out.Steps())
+	if err != nil {
 		return fmt.Errorf("scaling out through Heat: %w", err)
 	}
 	err = t.operation(ctx, s.name, d.label, lcm.ScaleEnd, fmt.Sprintf("SCALE_OUT %s by %d: find and check the new members", out.AspectID, out.Steps()), func(ctx context.Context) ([]string, []string, error) {
@@ -255,6 +348,13 @@ func runScale(ctx context.Context, t *tour, s scenario) error {
 		return hosts, nil, err
 	})
 	if err != nil {
+		return err
+	}
+	if err := t.hook(ctx, s.name, d.label, cluster, lcm.ScaleEnd, "registry trust on the new workers only",
+		&lcm.ScaleOp{Instance: instBefore, Request: &out, Package: t.in.pkg}); err != nil {
+		return err
+	}
+	if err := t.trustAndPull(ctx, s, d, nil, added); err != nil {
 		return err
 	}
 
@@ -285,6 +385,13 @@ func runScale(ctx context.Context, t *tour, s scenario) error {
 		return hosts, nil, err
 	})
 	if err != nil {
+		return err
+	}
+	if err := t.hook(ctx, s.name, d.label, cluster, lcm.HealEnd, "registry trust on the healed worker",
+		&lcm.HealOp{Instance: inst, Request: &req, Package: t.in.pkg}); err != nil {
+		return err
+	}
+	if err := t.trustAndPull(ctx, s, d, nil, []*sim.Host{t.cloud.HostByServer(serverOf(inst, vnfc))}); err != nil {
 		return err
 	}
 
@@ -319,6 +426,16 @@ func vnfcOf(inst *lcm.VnfInstance, serverID string) string {
 	for _, v := range inst.InstantiatedVnfInfo.VnfcResourceInfo {
 		if v.ComputeResource.ResourceID == serverID {
 			return v.ID
+		}
+	}
+	return ""
+}
+
+// serverOf returns the server of a VNFC.
+func serverOf(inst *lcm.VnfInstance, vnfc string) string {
+	for _, v := range inst.InstantiatedVnfInfo.VnfcResourceInfo {
+		if v.ID == vnfc {
+			return v.ComputeResource.ResourceID
 		}
 	}
 	return ""

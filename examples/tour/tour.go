@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mgmtkit/mgmtkit/examples/internal/world"
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
 
@@ -26,6 +29,9 @@ type tour struct {
 	logger *slog.Logger
 	report Report
 	vnfs   map[string]*sim.VNF // by VNF label, for the world summary
+	// plumbing is how the drivers reach Heat and the VMs: the cloud's SSH
+	// settings; Heat from each instance's vimConnectionInfo.
+	plumbing registry.Plumbing
 }
 
 // Report is the -json output.
@@ -89,6 +95,14 @@ func newTour(ctx context.Context, o options, in inputs, out io.Writer) (*tour, e
 		t.out = io.Discard
 	}
 	t.logger = slog.New(&progressHandler{w: t.out})
+	t.plumbing = registry.Plumbing{SSH: cloud.SSHConfigFunc(nil)}
+	// The HTTPS registry outside the VNFs that the cir sample connects to.
+	if in.pkg != nil {
+		if _, err := world.AddExternalRegistry(cloud, in.pkg, world.ExternalRegistryPassword); err != nil {
+			cloud.Close()
+			return nil, err
+		}
+	}
 	t.printf("Simulated cloud: Keystone at %s; VMs on loopback, SSH verified against %s\n", cloud.Heat().IdentityEndpoint(), cloud.KnownHostsFile())
 	return t, nil
 }
@@ -119,6 +133,33 @@ func (t *tour) operation(ctx context.Context, scenario, vnf string, hook lcm.Hoo
 	}
 	t.report.Operations = append(t.report.Operations, op)
 	return err
+}
+
+// hook runs one hook of a driver as a reported operation.
+func (t *tour) hook(ctx context.Context, scenario, vnf string, d lcm.Driver, hook lcm.Hook, what string, op any) error {
+	return t.operation(ctx, scenario, vnf, hook, what, func(ctx context.Context) ([]string, []string, error) {
+		res, err := lcm.Invoke(ctx, d, hook, op)
+		hosts, changed := hookHosts(res)
+		return hosts, changed, err
+	})
+}
+
+// hookHosts lists the hosts a hook acted on and those it changed.
+func hookHosts(res *lcm.HookResult) (hosts, changed []string) {
+	if res == nil {
+		return nil, nil
+	}
+	for _, st := range res.Steps {
+		for _, h := range st.Hosts {
+			if !slices.Contains(hosts, h.Host) {
+				hosts = append(hosts, h.Host)
+			}
+			if h.Result.Changed && !slices.Contains(changed, h.Host) {
+				changed = append(changed, h.Host)
+			}
+		}
+	}
+	return hosts, changed
 }
 
 func nonNil(s []string) []string {
@@ -226,8 +267,8 @@ func (h *progressHandler) Handle(_ context.Context, r slog.Record) error {
 	}
 	line := fmt.Sprintf("  %-24s %-26s %-8s %6s", attrs[lcm.AttrStep].String(), attrs[lcm.AttrHost].String(), status,
 		attrs[lcm.AttrDuration].Duration().Round(time.Millisecond))
-	if d := attrs[lcm.AttrDetail].String(); d != "" {
-		line += "  " + d
+	if d, ok := attrs[lcm.AttrDetail]; ok && d.String() != "" {
+		line += "  " + d.String()
 	}
 	if e, ok := attrs[lcm.AttrError]; ok {
 		line += "  " + e.String()

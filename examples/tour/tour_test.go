@@ -63,8 +63,21 @@ func TestTourRunsEveryScenario(t *testing.T) {
 			t.Errorf("host %s belongs to no VNF", h.Resource)
 		}
 	}
-	if r.World.Retired != 2 {
-		t.Errorf("%d retired hosts, want 2 (one scale-in, one heal)", r.World.Retired)
+	if r.World.Retired != 3 {
+		t.Errorf("%d retired hosts, want 3 (the registry VM's heal, one scale-in, one worker heal)", r.World.Retired)
+	}
+	// The cir scenario ends with every node pulling from both registries.
+	var pulls int
+	for _, op := range r.Operations {
+		if op.Scenario == "cir" && op.Hook == "check" {
+			pulls++
+			if !op.OK || len(op.Hosts) != 5 {
+				t.Errorf("cir pull check: ok %v on %d hosts (%s)", op.OK, len(op.Hosts), op.Error)
+			}
+		}
+	}
+	if pulls != 1 {
+		t.Errorf("%d cir pull checks, want 1", pulls)
 	}
 }
 

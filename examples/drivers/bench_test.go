@@ -1,0 +1,63 @@
+package drivers_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/mgmtkit/mgmtkit/examples/internal/world"
+	"github.com/mgmtkit/mgmtkit/internal/sim"
+	"github.com/mgmtkit/mgmtkit/lcm"
+)
+
+// BenchmarkClusterTrust runs the cluster driver's instantiate_end (registry
+// trust for the sample's two registries) on 20 nodes of the simulated
+// cloud, one at a time and ten at a time: "first" configures fresh nodes
+// (a new cluster per iteration, built outside the timer), "rerun" finds
+// converged nodes and changes nothing. Commands per node are reported.
+func BenchmarkClusterTrust(b *testing.B) {
+	for _, limit := range []int{1, 10} {
+		b.Run(fmt.Sprintf("first/limit=%d", limit), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				c := newCIR(b, request(b, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 19}, world.ExternalRegistryPassword)
+				c.driver.Limit = limit
+				b.StartTimer()
+				if _, err := c.instantiate(); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(commands(c))/20, "cmds/node")
+				c.close()
+				b.StartTimer()
+			}
+		})
+		b.Run(fmt.Sprintf("rerun/limit=%d", limit), func(b *testing.B) {
+			c := newCIR(b, request(b, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 19}, world.ExternalRegistryPassword)
+			defer c.close()
+			c.driver.Limit = limit
+			if _, err := c.instantiate(); err != nil {
+				b.Fatal(err)
+			}
+			before := commands(c)
+			for b.Loop() {
+				res, err := c.instantiate()
+				if err != nil || res.Changed() {
+					b.Fatalf("rerun: changed %v, %v", res.Changed(), err)
+				}
+			}
+			b.ReportMetric(float64(commands(c)-before)/float64(b.N)/20, "cmds/node")
+		})
+	}
+}
+
+// commands counts the SSH commands the cluster's nodes served.
+func commands(c *cir) int {
+	n := 0
+	for _, h := range c.cluster.HostsWithRole(lcm.RoleMaster) {
+		n += len(h.SSH.Transcript())
+	}
+	for _, h := range c.cluster.HostsWithRole(lcm.RoleWorker) {
+		n += len(h.SSH.Transcript())
+	}
+	return n
+}

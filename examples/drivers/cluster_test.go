@@ -1,0 +1,326 @@
+package drivers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mgmtkit/mgmtkit/examples/drivers"
+	"github.com/mgmtkit/mgmtkit/examples/internal/world"
+	"github.com/mgmtkit/mgmtkit/internal/sim"
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/registry"
+)
+
+func request(t testing.TB, name string) *lcm.InstantiateVnfRequest {
+	t.Helper()
+	b, err := os.ReadFile("../tour/requests/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req lcm.InstantiateVnfRequest
+	if err := json.Unmarshal(b, &req); err != nil {
+		t.Fatal(err)
+	}
+	return &req
+}
+
+// cir is the world of the cir-k8s-cluster spec: the registry VNF
+// (instantiated, published at 192.168.0.10, serving app:1), the external
+// HTTPS registry, and a Kubernetes cluster VNF whose nodes have Docker
+// and containerd (the kubeadm package will install them; until then the
+// simulated cloud does).
+type cir struct {
+	t       testing.TB
+	ctx     context.Context
+	cloud   *sim.Cloud
+	pkg     *lcm.Package
+	cluster *sim.VNF
+	req     *lcm.InstantiateVnfRequest
+	driver  *drivers.ClusterDriver
+	log     *bytes.Buffer
+}
+
+// newCIR builds the world; the external registry accepts registryPassword
+// for the sample's user.
+func newCIR(t testing.TB, clusterReq *lcm.InstantiateVnfRequest, shape sim.ClusterShape, registryPassword string) *cir {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	log := &bytes.Buffer{}
+	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx = lcm.WithLogger(ctx, logger)
+	cloud := sim.Start(t, sim.Options{})
+	pkg, err := lcm.OpenPackage("../tour/package")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pkg.Close() })
+	plumbing := registry.Plumbing{SSH: cloud.SSHConfigFunc(logger)}
+
+	// The registry VNF, from the spec's sample request.
+	regReq := request(t, "instantiate_cir_registry.json")
+	topo, err := sim.RegistryVNF(regReq.AdditionalParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := cloud.Build(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vnfDriver := &registry.VNFDriver{Plumbing: plumbing}
+	if _, err := lcm.Invoke(ctx, vnfDriver, lcm.InstantiateEnd, &lcm.InstantiateOp{Instance: reg.Instance(), Request: regReq, Package: pkg}); err != nil {
+		t.Fatalf("registry VNF instantiate_end: %v\n%s", err, log)
+	}
+	if err := world.PublishRegistryVNF(ctx, cloud, reg.HostsWithRole(lcm.RoleRegistry)[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := world.AddExternalRegistry(cloud, pkg, registryPassword); err != nil {
+		t.Fatal(err)
+	}
+
+	if shape.Packages == nil {
+		shape.Packages = []string{"docker.io", "cri-tools"}
+	}
+	ctopo, err := sim.KubernetesCluster(clusterReq.AdditionalParams, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, err := cloud.Build(ctopo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cir{t: t, ctx: ctx, cloud: cloud, pkg: pkg, cluster: cluster, req: clusterReq,
+		driver: &drivers.ClusterDriver{Plumbing: plumbing}, log: log}
+}
+
+func (c *cir) close() { c.cloud.Close() }
+
+func (c *cir) nodes() []*sim.Host {
+	return append(c.cluster.HostsWithRole(lcm.RoleMaster), c.cluster.HostsWithRole(lcm.RoleWorker)...)
+}
+
+func (c *cir) instantiate() (*lcm.HookResult, error) {
+	return lcm.Invoke(c.ctx, c.driver, lcm.InstantiateEnd, &lcm.InstantiateOp{Instance: c.cluster.Instance(), Request: c.req, Package: c.pkg})
+}
+
+// assertPulls checks that every host pulls app:1 from both registries
+// under Docker and as the kubelet under containerd.
+func (c *cir) assertPulls(hosts []*sim.Host) {
+	c.t.Helper()
+	for _, p := range world.CheckPulls(c.ctx, c.cloud, hosts, world.Images()) {
+		if p.Err != nil {
+			c.t.Errorf("%s: %s pull %s: %v", p.Host, p.Runtime, p.Image, p.Err)
+		}
+	}
+}
+
+// serviceCounts are the daemons' job counters of every node.
+func serviceCounts(hosts []*sim.Host) string {
+	var b strings.Builder
+	for _, h := range hosts {
+		for _, unit := range []string{"docker", "containerd"} {
+			s := h.Machine.Service(unit)
+			fmt.Fprintf(&b, "%s %s %d/%d/%d\n", h.Resource, unit, s.Starts, s.Restarts, s.Reloads)
+		}
+	}
+	return b.String()
+}
+
+func TestTheSamplesLetEveryNodePullFromBothRegistries(t *testing.T) {
+	c := newCIR(t, request(t, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 3, Workers: 2}, world.ExternalRegistryPassword)
+	// Before: the nodes trust neither registry.
+	for _, p := range world.CheckPulls(c.ctx, c.cloud, c.nodes()[:1], world.Images()) {
+		if p.Err == nil {
+			t.Errorf("%s pulled %s before any trust was configured", p.Runtime, p.Image)
+		}
+	}
+	res, err := c.instantiate()
+	if err != nil {
+		t.Fatalf("instantiate_end: %v\n%s", err, c.log)
+	}
+	if len(res.Steps) != 1 || len(res.Steps[0].Hosts) != 5 || !res.Changed() {
+		t.Fatalf("result %+v", res)
+	}
+	c.assertPulls(c.nodes())
+
+	// The second run writes nothing and restarts nothing.
+	counts := serviceCounts(c.nodes())
+	calls := map[string]int{}
+	for _, h := range c.nodes() {
+		calls[h.Resource] = len(h.SSH.Calls())
+	}
+	res, err = c.instantiate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Changed() {
+		t.Errorf("the second run changed something: %+v", res.Steps[0].Hosts)
+	}
+	if got := serviceCounts(c.nodes()); got != counts {
+		t.Errorf("the second run touched services:\n%s\nwas\n%s", got, counts)
+	}
+	for _, h := range c.nodes() {
+		for _, call := range h.SSH.Calls()[calls[h.Resource]:] {
+			if name := call.Args[0]; name == "mv" || name == "install" || name == "tee" || name == "docker" && len(call.Args) > 1 && call.Args[1] == "login" {
+				t.Errorf("%s: the second run ran %q", h.Resource, strings.Join(call.Args, " "))
+			}
+		}
+	}
+}
+
+func TestScaleOutTouchesOnlyTheNewWorkers(t *testing.T) {
+	c := newCIR(t, request(t, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 2}, world.ExternalRegistryPassword)
+	if _, err := c.instantiate(); err != nil {
+		t.Fatal(err)
+	}
+	before := c.cluster.Instance()
+	old := c.nodes()
+	calls := map[string]int{}
+	for _, h := range old {
+		calls[h.Resource] = len(h.SSH.Transcript())
+	}
+	added, err := c.cluster.ScaleOut("worker_instance", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &lcm.ScaleVnfRequest{Type: lcm.ScaleOut, AspectID: "worker_instance", NumberOfSteps: 2}
+	res, err := lcm.Invoke(c.ctx, c.driver, lcm.ScaleEnd, &lcm.ScaleOp{Instance: before, Request: req, Package: c.pkg})
+	if err != nil {
+		t.Fatalf("scale_end: %v\n%s", err, c.log)
+	}
+	var touched []string
+	for _, r := range res.Steps[0].Hosts {
+		touched = append(touched, r.Host)
+	}
+	if len(touched) != 2 || touched[0] != added[0].Resource || touched[1] != added[1].Resource {
+		t.Errorf("scale_end configured %v, want the new workers %s and %s", touched, added[0].Resource, added[1].Resource)
+	}
+	for _, h := range old {
+		if n := len(h.SSH.Transcript()); n != calls[h.Resource] {
+			t.Errorf("old node %s ran %d commands during scale_end", h.Resource, n-calls[h.Resource])
+		}
+	}
+	c.assertPulls(added)
+}
+
+func TestHealConfiguresTheNewNodes(t *testing.T) {
+	c := newCIR(t, request(t, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 3, Workers: 1}, world.ExternalRegistryPassword)
+	if _, err := c.instantiate(); err != nil {
+		t.Fatal(err)
+	}
+	master := c.cluster.HostsWithRole(lcm.RoleMaster)[1]
+	var vnfc string
+	for _, v := range c.cluster.Instance().InstantiatedVnfInfo.VnfcResourceInfo {
+		if v.ComputeResource.ResourceID == master.ServerID {
+			vnfc = v.ID
+		}
+	}
+	healed, err := c.cluster.Heal(master.ServerID, sim.HealOptions{NewAddresses: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := lcm.Invoke(c.ctx, c.driver, lcm.HealEnd, &lcm.HealOp{Instance: c.cluster.Instance(), Request: &lcm.HealVnfRequest{VnfcInstanceID: []string{vnfc}}, Package: c.pkg})
+	if err != nil {
+		t.Fatalf("heal_end: %v\n%s", err, c.log)
+	}
+	if hs := res.Steps[0].Hosts; len(hs) != 1 || hs[0].Host != healed.Resource || !hs[0].Result.Changed {
+		t.Errorf("heal_end results %+v, want the healed master %s changed", hs, healed.Resource)
+	}
+	c.assertPulls([]*sim.Host{healed})
+
+	// An entire heal configures every node (unchanged where nothing is new).
+	res, err = lcm.Invoke(c.ctx, c.driver, lcm.HealEnd, &lcm.HealOp{Instance: c.cluster.Instance(), Request: &lcm.HealVnfRequest{}, Package: c.pkg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Steps[0].Hosts); n != 4 || res.Changed() {
+		t.Errorf("entire heal: %d hosts, changed %v; want 4, unchanged", n, res.Changed())
+	}
+}
+
+func TestBadClusterInputRunsNothing(t *testing.T) {
+	base := request(t, "instantiate_cir_k8s_cluster.json")
+	c := newCIR(t, base, sim.ClusterShape{Masters: 1, Workers: 1}, world.ExternalRegistryPassword)
+	for _, conn := range []string{
+		`{"connection_type": "2", "server": "r:5000"}`,
+		`{"connection_type": "0", "server": "reg istry:5000"}`,
+		`{"connection_type": "1", "server": "r", "username": "u"}`,
+		`{"connection_type": "1", "server": "r", "certificate_path": "../../etc/shadow"}`,
+		`{"connection_type": "1", "server": "r", "certificate_path": "Scripts/install_k8s_cluster.sh"}`,
+		`{"connection_type": "1", "server": "r", "hosts_string": "1.2.3.4 x; rm -rf /"}`,
+	} {
+		var params map[string]any
+		if err := json.Unmarshal(base.AdditionalParams, &params); err != nil {
+			t.Fatal(err)
+		}
+		var entry any
+		if err := json.Unmarshal([]byte(conn), &entry); err != nil {
+			t.Fatal(err)
+		}
+		params[registry.ClusterParamKey].(map[string]any)["private_registry_connection_info"] = []any{entry}
+		raw, _ := json.Marshal(params)
+		req := *base
+		req.AdditionalParams = raw
+		c.req = &req
+		_, err := c.instantiate()
+		var pe *lcm.ParamsError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "private_registry_connection_info[0].") {
+			t.Errorf("%s: err = %v, want a field error", conn, err)
+		}
+		for _, h := range c.nodes() {
+			if n := len(h.SSH.Transcript()); n != 0 {
+				t.Errorf("%s: %d commands ran on %s", conn, n, h.Resource)
+			}
+		}
+	}
+}
+
+func TestNoPasswordLeaves(t *testing.T) {
+	const registryPW, sshPW = "Reg1stry-Pa55", "Ssh-Pa55-w0rd"
+	req := request(t, "instantiate_cir_k8s_cluster.json")
+	raw := strings.ReplaceAll(string(req.AdditionalParams), `"password": "user01"`, `"password": "`+registryPW+`"`)
+	raw = strings.ReplaceAll(raw, `"password": "ubuntu"`, `"password": "`+sshPW+`"`)
+	req.AdditionalParams = json.RawMessage(raw)
+	c := newCIR(t, req, sim.ClusterShape{Masters: 1, Workers: 1}, registryPW)
+	if _, err := c.instantiate(); err != nil {
+		t.Fatalf("instantiate_end: %v", err)
+	}
+	// A wrong password: the error must not show it either.
+	bad := strings.ReplaceAll(raw, registryPW, "Wr0ng-"+registryPW)
+	c.cluster.Heal(c.cluster.HostsWithRole(lcm.RoleWorker)[0].ServerID, sim.HealOptions{})
+	badReq := *req
+	badReq.AdditionalParams = json.RawMessage(bad)
+	c.req = &badReq
+	_, err := c.instantiate()
+	if err == nil {
+		t.Fatal("a wrong registry password logged in")
+	}
+	for _, secret := range []string{registryPW, sshPW} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error shows %q: %v", secret, err)
+		}
+		if strings.Contains(c.log.String(), secret) {
+			t.Errorf("the log shows %q", secret)
+		}
+		for _, h := range append(c.cloud.Hosts(), c.cloud.Retired()...) {
+			for _, e := range h.SSH.Transcript() {
+				if strings.Contains(e.Command, secret) {
+					t.Errorf("%s: command %q shows %q", h.Resource, e.Command, secret)
+				}
+			}
+			for _, call := range h.SSH.Calls() {
+				if strings.Contains(strings.Join(call.Args, " "), secret) {
+					t.Errorf("%s: argv %q shows %q", h.Resource, call.Args, secret)
+				}
+			}
+		}
+	}
+}
