@@ -199,3 +199,79 @@ func TestRegistryVNFBadInputRunsNothing(t *testing.T) {
 		}
 	}
 }
+
+func TestRegistryVNFReplacesAContainerThatDiffers(t *testing.T) {
+	r := newRegistryVNF(t, sampleRequest(t, "instantiate_cir_registry.json"))
+	if _, err := r.instantiate(); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := containers.Docker(r.host().Machine).Container(registry.ContainerName)
+	req := *r.req
+	req.AdditionalParams = json.RawMessage(strings.Replace(string(r.req.AdditionalParams), `"image_path"`, `"port_no": 5001, "image_path"`, 1))
+	r.req = &req
+	res, err := r.instantiate()
+	if err != nil {
+		t.Fatalf("instantiate_end with port_no 5001: %v\n%s", err, r.log)
+	}
+	if !res.Changed() {
+		t.Error("changing the port changed nothing")
+	}
+	second, _ := containers.Docker(r.host().Machine).Container(registry.ContainerName)
+	if second.ID == first.ID {
+		t.Error("the container was not replaced")
+	}
+	r.assertServing(5001)
+	if _, ok := containers.RegistryAt(r.cloud, r.host().NICAddress, registry.DefaultPort); ok {
+		t.Error("the old port still serves a registry")
+	}
+}
+
+func TestRegistryVNFProxy(t *testing.T) {
+	const proxyPW = "Pr0xy-Pa55"
+	req := sampleRequest(t, "instantiate_cir_registry.json")
+	req.AdditionalParams = json.RawMessage(`{"private_registry_installation_param": {"ssh_cp_name": "CP1", "ssh_username": "ubuntu", "ssh_password": "ubuntu",
+		"proxy": {"http_proxy": "http://user1:` + proxyPW + `@proxy.example.com:3128", "https_proxy": "http://user1:` + proxyPW + `@proxy.example.com:3128", "no_proxy": "localhost,127.0.0.1"}}}`)
+	r := newRegistryVNF(t, req)
+	if _, err := r.instantiate(); err != nil {
+		t.Fatalf("instantiate_end: %v\n%s", err, r.log)
+	}
+	h := r.host()
+	fi, err := h.FS().Stat(registry.ProxyDropIn)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("drop-in: %v, %v; want mode 0600", fi, err)
+	}
+	cfg := containers.Docker(h.Machine).Config()
+	if cfg.HTTPProxy != "http://user1:"+proxyPW+"@proxy.example.com:3128" || cfg.NoProxy != "localhost,127.0.0.1" {
+		t.Errorf("Docker runs with proxy %q / %q", cfg.HTTPProxy, cfg.NoProxy)
+	}
+	restarts := h.Machine.Service("docker").Restarts
+	if _, err := r.instantiate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Machine.Service("docker").Restarts; got != restarts {
+		t.Errorf("the second run restarted docker (%d → %d)", restarts, got)
+	}
+	for _, e := range h.SSH.Transcript() {
+		if strings.Contains(e.Command, proxyPW) {
+			t.Errorf("a command shows the proxy password: %q", e.Command)
+		}
+	}
+	for _, c := range h.SSH.Calls() {
+		if strings.Contains(strings.Join(c.Args, " "), proxyPW) {
+			t.Errorf("argv shows the proxy password: %q", c.Args)
+		}
+	}
+	if strings.Contains(r.log.String(), proxyPW) {
+		t.Error("the log shows the proxy password")
+	}
+	// Without the proxy, the drop-in goes and Docker restarts once.
+	req2 := *req
+	req2.AdditionalParams = json.RawMessage(`{"private_registry_installation_param": {"ssh_cp_name": "CP1", "ssh_username": "ubuntu", "ssh_password": "ubuntu"}}`)
+	r.req = &req2
+	if _, err := r.instantiate(); err != nil {
+		t.Fatal(err)
+	}
+	if h.FS().Exists(registry.ProxyDropIn) || containers.Docker(h.Machine).Config().HTTPProxy != "" {
+		t.Error("the proxy drop-in is still in effect")
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/examples/drivers"
 	"github.com/mgmtkit/mgmtkit/examples/internal/world"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
+	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/registry"
 )
@@ -322,5 +323,38 @@ func TestNoPasswordLeaves(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestCRIONodesPullFromBothRegistries(t *testing.T) {
+	c := newCIR(t, request(t, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 1, Packages: []string{"cri-o", "cri-tools"}}, world.ExternalRegistryPassword)
+	for _, h := range c.nodes() {
+		// The kubelet's runtime endpoint, as kubeadm would set it for CRI-O.
+		if err := h.FS().WriteFile("/etc/default/kubelet", []byte("KUBELET_EXTRA_ARGS=--container-runtime-endpoint=unix:///var/run/crio/crio.sock\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := c.instantiate()
+	if err != nil {
+		t.Fatalf("instantiate_end: %v\n%s", err, c.log)
+	}
+	if !res.Changed() {
+		t.Fatal("nothing changed")
+	}
+	for _, h := range c.nodes() {
+		if !h.FS().Exists("/etc/containers/registries.conf.d/50-mgmtkit-192.168.0.10_5000.conf") || !h.FS().Exists("/etc/containers/certs.d/registry.example.com/ca.crt") {
+			t.Errorf("%s: CRI-O's registry files are missing", h.Resource)
+		}
+		if s := h.Machine.Service("crio"); s.Reloads != 1 {
+			t.Errorf("%s: crio reloaded %d times, want 1", h.Resource, s.Reloads)
+		}
+		for _, img := range world.Images() {
+			if err := containers.KubeletPull(c.ctx, c.cloud, h.Machine, img); err != nil {
+				t.Errorf("%s: kubelet (CRI-O) pull %s: %v", h.Resource, img, err)
+			}
+		}
+	}
+	if res, err := c.instantiate(); err != nil || res.Changed() {
+		t.Errorf("second run: changed %v, %v", res.Changed(), err)
 	}
 }
