@@ -210,6 +210,12 @@ mv -f -- "$tmp" "$dst"`
 // user's home directory over SFTP and moved into place by one command run
 // through sudo.
 func (h *SSHHost) WriteFile(ctx context.Context, file string, content io.Reader, opts FileOptions) (bool, error) {
+	return h.writeFile(ctx, file, content, opts, false)
+}
+
+// writeFile is WriteFile; retried says this is the one retry of a write
+// whose commit was lost with its connection.
+func (h *SSHHost) writeFile(ctx context.Context, file string, content io.Reader, opts FileOptions, retried bool) (bool, error) {
 	if err := checkPath(file); err != nil {
 		return false, err
 	}
@@ -285,15 +291,34 @@ func (h *SSHHost) WriteFile(ctx context.Context, file string, content io.Reader,
 	}
 	octal := strconv.FormatUint(uint64(mode), 8)
 	_, err = h.Run(ctx, Cmd{Args: []string{"sh", "-c", commitScript, "mgmtkit-commit", staged, file, sum, octal, owner, group}, Sudo: opts.Sudo})
+	if errors.Is(err, ErrConnectionLost) {
+		// The commit may or may not have happened before the connection
+		// dropped. Look (on a new connection): the file either holds the
+		// content with its mode, or the write starts over once, from the
+		// start of the content when it can be read again.
+		if after, perr := h.probe(ctx, file, -1, opts.Sudo); perr == nil && after.exists && after.sum == sum && after.mode == mode {
+			h.log.Debug("file written; the connection dropped after the commit", "path", file, "sha256", sum)
+			return true, nil
+		}
+		h.removeStaged(ctx, staged)
+		if start >= 0 && !retried {
+			if _, serr := content.(io.Seeker).Seek(start, io.SeekStart); serr == nil {
+				h.log.Debug("connection lost while committing a file; writing it again", "path", file)
+				return h.writeFile(ctx, file, content, opts, true)
+			}
+		}
+		return false, err
+	}
 	if err != nil {
 		// The script removes the staged file itself; this is for when it
-		// never started (sudo refused, connection lost, cancelled).
+		// never started (sudo refused, cancelled).
 		h.removeStaged(ctx, staged)
 		return false, err
 	}
 	h.log.Debug("file written", "path", file, "sha256", sum)
 	return true, nil
 }
+
 
 // knownSize returns the number of bytes left in r when r can tell (a
 // seekable reader, an fs.File), or -1.

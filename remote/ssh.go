@@ -642,7 +642,16 @@ func (h *SSHHost) sudoMode(ctx context.Context) (sudoMode, error) {
 	if h.sudo != sudoUnknown {
 		return h.sudo, nil
 	}
-	out, err := h.exec(ctx, sudoProbe, nil, Cmd{}, h.redactor)
+	// Both probes only look, so they run again (once) after a dropped
+	// connection, as an Idempotent command would.
+	look := func(line string, stdin func() io.Reader) (Output, error) {
+		out, err := h.exec(ctx, line, stdin(), Cmd{}, h.redactor)
+		if errors.Is(err, ErrConnectionLost) {
+			out, err = h.exec(ctx, line, stdin(), Cmd{}, h.redactor)
+		}
+		return out, err
+	}
+	out, err := look(sudoProbe, func() io.Reader { return nil })
 	if err != nil {
 		return sudoUnknown, err
 	}
@@ -656,7 +665,7 @@ func (h *SSHHost) sudoMode(ctx context.Context) (sudoMode, error) {
 			return sudoUnknown, &SudoError{Host: h.name, User: h.cfg.User, Reason: "sudo asks for a password and none is configured (Config.SudoPassword or Config.Password)"}
 		}
 		check := Quote("sudo", "-S", "-k", "-p", "", "--", "true")
-		_, err := h.exec(ctx, check, strings.NewReader(h.cfg.SudoPassword.Reveal()+"\n"), Cmd{}, h.redactor)
+		_, err := look(check, func() io.Reader { return strings.NewReader(h.cfg.SudoPassword.Reveal() + "\n") })
 		var cerr *CommandError
 		if errors.As(err, &cerr) && cerr.Err == nil {
 			return sudoUnknown, &SudoError{Host: h.name, User: h.cfg.User, Reason: "sudo refused: " + lastLines(cerr.Stderr, 2, 300)}

@@ -514,3 +514,32 @@ func TestKeepAliveDetectsSilentlyDeadConnection(t *testing.T) {
 		t.Errorf("%d connections, want 2", len(conns))
 	}
 }
+
+func TestWriteFileSurvivesAConnectionLostDuringTheCommit(t *testing.T) {
+	srv, _ := fakeHost(t)
+	h := dialAs(t, srv, "ubuntu", ubuntuPassword, nil)
+	ctx := testContext(t)
+	// Learning how to sudo takes two commands; losing the second is harmless.
+	srv.DropConnectionDuring(2)
+	if _, err := h.Run(ctx, remote.Cmd{Args: []string{"true"}, Sudo: true}); err != nil {
+		t.Fatalf("sudo after a dropped sudo check: %v", err)
+	}
+	for i, file := range []string{"/etc/mgmtkit-test.conf", "/home/ubuntu/notes.txt"} {
+		srv.DropConnectionDuring(2) // the probe is the 1st command, the commit the 2nd
+		content := fmt.Sprintf("version %d\n", i)
+		changed, err := h.WriteFile(ctx, file, strings.NewReader(content), remote.FileOptions{Sudo: i == 0, Mode: 0o640})
+		if err != nil || !changed {
+			t.Fatalf("%s: changed %v, %v", file, changed, err)
+		}
+		got, err := srv.FS().ReadFile(file)
+		if err != nil || string(got) != content {
+			t.Errorf("%s holds %q, %v", file, got, err)
+		}
+		if fi, _ := srv.FS().Stat(file); fi == nil || fi.Mode().Perm() != 0o640 {
+			t.Errorf("%s: mode %v", file, fi)
+		}
+	}
+	if srv.Dials() != 4 {
+		t.Errorf("%d connections, want 4 (one redial per drop)", srv.Dials())
+	}
+}
