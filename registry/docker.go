@@ -35,7 +35,9 @@ const (
 	ProxyDropIn = "/etc/systemd/system/docker.service.d/mgmtkit-proxy.conf"
 )
 
-func sudo(args ...string) remote.Cmd { return remote.Cmd{Args: args, Sudo: true} }
+// sudo is a command as root that may run again after a dropped
+// connection: every command of this package is, except `docker run`.
+func sudo(args ...string) remote.Cmd { return remote.Cmd{Args: args, Sudo: true, Idempotent: true} }
 
 // DockerOptions configure InstallDocker.
 type DockerOptions struct {
@@ -50,18 +52,21 @@ type DockerOptions struct {
 	Wait time.Duration
 }
 
-// InstallDocker makes Docker run on h: the package installed (apt-get
-// waits for a dpkg lock held by unattended-upgrades), the proxy drop-in
+// InstallDocker makes Docker run on h: the package installed unless a
+// Docker daemon already is (apt-get waits for a dpkg lock held by
+// unattended-upgrades), the proxy drop-in
 // as opts say, the service enabled and active, and the daemon answering
 // `docker version`. It restarts Docker only when the drop-in changed.
 func InstallDocker(ctx context.Context, h remote.Host, opts DockerOptions) (lcm.Result, error) {
 	pkg := cmp(opts.Package, DockerPackage)
 	var did []string
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"dpkg-query", "-W", "-f=${Status}", pkg}, OKExit: []int{1}})
+	// Any Docker will do (docker.io, or docker-ce from Docker's repository
+	// on a prepared image): installing a second one would conflict.
+	rts, err := DetectRuntimes(ctx, h)
 	if err != nil {
 		return lcm.Unchanged, err
 	}
-	if strings.TrimSpace(string(out.Stdout)) != "install ok installed" {
+	if !slices.Contains(rts, Docker) {
 		if err := aptInstall(ctx, h, pkg); err != nil {
 			return lcm.Unchanged, err
 		}
@@ -130,7 +135,7 @@ func aptInstall(ctx context.Context, h remote.Host, pkgs ...string) error {
 
 // ensureActive starts and enables a unit that is not active.
 func ensureActive(ctx context.Context, h remote.Host, unit string) (bool, error) {
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "is-active", unit}, OKExit: []int{1, 2, 3, 4}})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "is-active", unit}, OKExit: []int{1, 2, 3, 4}, Idempotent: true})
 	if err != nil {
 		return false, err
 	}
@@ -144,7 +149,7 @@ func ensureActive(ctx context.Context, h remote.Host, unit string) (bool, error)
 // writeProxyDropIn makes the proxy drop-in match p (absent when p is nil).
 func writeProxyDropIn(ctx context.Context, h remote.Host, p *Proxy) (bool, error) {
 	if p == nil {
-		out, err := h.Run(ctx, remote.Cmd{Args: []string{"test", "-e", ProxyDropIn}, OKExit: []int{1}, Sudo: true})
+		out, err := h.Run(ctx, remote.Cmd{Args: []string{"test", "-e", ProxyDropIn}, OKExit: []int{1}, Sudo: true, Idempotent: true})
 		if err != nil || out.ExitCode != 0 {
 			return false, err
 		}
@@ -192,7 +197,7 @@ func waitDocker(ctx context.Context, h remote.Host, wait time.Duration) error {
 
 // imageID returns the ID of a local image, or "" when it is absent.
 func imageID(ctx context.Context, h remote.Host, image string) (string, error) {
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"docker", "image", "inspect", "--format", "{{.Id}}", image}, OKExit: []int{1}, Sudo: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"docker", "image", "inspect", "--format", "{{.Id}}", image}, OKExit: []int{1}, Sudo: true, Idempotent: true})
 	if err != nil {
 		return "", err
 	}
@@ -279,7 +284,7 @@ func LoadImage(ctx context.Context, h remote.Host, fsys fs.FS, name string) (str
 		return image, lcm.Unchanged, err
 	}
 	_, err = h.Run(ctx, sudo("docker", "load", "-i", staging))
-	_, rmErr := h.Run(ctx, remote.Cmd{Args: []string{"rm", "-f", staging}, Sudo: true})
+	_, rmErr := h.Run(ctx, sudo("rm", "-f", staging))
 	if err != nil {
 		return image, lcm.Unchanged, err
 	}
@@ -358,7 +363,7 @@ func RunRegistry(ctx context.Context, h remote.Host, opts RunOptions) (lcm.Resul
 	if want == "" {
 		return lcm.Unchanged, fmt.Errorf("image %s is not on the host: load or pull it first", o.Image)
 	}
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"docker", "inspect", "--type", "container", ContainerName}, OKExit: []int{1}, Sudo: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"docker", "inspect", "--type", "container", ContainerName}, OKExit: []int{1}, Sudo: true, Idempotent: true})
 	if err != nil {
 		return lcm.Unchanged, err
 	}
@@ -389,6 +394,7 @@ func RunRegistry(ctx context.Context, h remote.Host, opts RunOptions) (lcm.Resul
 		"--restart=always",
 		"--name", ContainerName,
 		o.Image)
+	run.Idempotent = false // a second run would find the name taken
 	if _, err := h.Run(ctx, run); err != nil {
 		return result(did), portError(err, o.Port)
 	}
@@ -427,7 +433,7 @@ func WaitHealthy(ctx context.Context, h remote.Host, addr string, port int, wait
 	defer cancel()
 	var last string
 	for {
-		out, err := h.Run(ctx, remote.Cmd{Args: []string{"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", url}, OKExit: []int{6, 7, 28, 52, 56}})
+		out, err := h.Run(ctx, remote.Cmd{Args: []string{"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", url}, OKExit: []int{6, 7, 28, 52, 56}, Idempotent: true})
 		if err == nil && strings.TrimSpace(string(out.Stdout)) == "200" {
 			return nil
 		}

@@ -58,6 +58,7 @@ func DetectRuntimes(ctx context.Context, h remote.Host) ([]Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
+	cmd.Idempotent = true
 	out, err := h.Run(ctx, cmd)
 	if err != nil {
 		return nil, err
@@ -285,7 +286,7 @@ func mergeInsecure(old []byte, servers []string) ([]byte, bool, error) {
 }
 
 func isActive(ctx context.Context, h remote.Host, unit string) (bool, error) {
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "is-active", unit}, OKExit: []int{1, 2, 3, 4}})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "is-active", unit}, OKExit: []int{1, 2, 3, 4}, Idempotent: true})
 	return err == nil && out.ExitCode == 0, err
 }
 
@@ -393,7 +394,7 @@ func configVersion(ctx context.Context, h remote.Host, cfg map[string]any, exist
 	if exists {
 		return 0, fmt.Errorf("%s has no version 2 or 3 (schema version 1 is not supported): run `containerd config migrate` first", ContainerdConfig)
 	}
-	out, err := h.Run(ctx, remote.Command("containerd", "--version"))
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"containerd", "--version"}, Idempotent: true})
 	if err != nil {
 		return 0, err
 	}
@@ -558,6 +559,9 @@ func (s *trustState) dockerLogin(ctx context.Context, conns []Connection, _ map[
 			Stdin:   strings.NewReader(c.Password.Reveal() + "\n"),
 			Sudo:    true,
 			Secrets: []remote.Secret{c.Password},
+			// Logging in again is harmless; the password is re-read from
+			// the start of Stdin.
+			Idempotent: true,
 		}
 		if _, err := s.h.Run(ctx, login); err != nil {
 			return fmt.Errorf("docker login to %s as %s: %w", c.Server, c.Username, err)

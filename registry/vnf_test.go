@@ -275,3 +275,18 @@ func TestRegistryVNFProxy(t *testing.T) {
 		t.Error("the proxy drop-in is still in effect")
 	}
 }
+
+func TestRegistryVNFRidesOutABootingVM(t *testing.T) {
+	r := newRegistryVNF(t, sampleRequest(t, "instantiate_cir_registry.json"))
+	h := r.host()
+	h.SSH.RefuseDials(3)          // sshd not up yet
+	h.Machine.HoldDpkgLock(2)     // unattended-upgrades holds the dpkg lock after boot
+	h.SSH.DropConnectionDuring(1) // and the network blips once
+	if _, err := r.instantiate(); err != nil {
+		t.Fatalf("instantiate_end: %v\n%s", err, r.log)
+	}
+	r.assertServing(registry.DefaultPort)
+	if h.SSH.Dials() < 4 {
+		t.Errorf("%d dials, want the 3 refused ones and more", h.SSH.Dials())
+	}
+}

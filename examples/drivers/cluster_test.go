@@ -358,3 +358,35 @@ func TestCRIONodesPullFromBothRegistries(t *testing.T) {
 		t.Errorf("second run: changed %v, %v", res.Changed(), err)
 	}
 }
+
+func TestTrustRidesOutDroppedConnectionsAndHungCommands(t *testing.T) {
+	c := newCIR(t, request(t, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 2}, world.ExternalRegistryPassword)
+	for i, h := range c.nodes() {
+		h.SSH.DropConnectionDuring(3 + 4*i) // a different command on each node
+	}
+	if _, err := c.instantiate(); err != nil {
+		t.Fatalf("instantiate_end: %v\n%s", err, c.log)
+	}
+	c.assertPulls(c.nodes())
+
+	// A command that hangs is cut off by the context and reported.
+	w := c.cluster.HostsWithRole(lcm.RoleWorker)[0]
+	fresh, err := c.cluster.Heal(w.ServerID, sim.HealOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh.SSH.HangProgram("systemctl", 1)
+	ctx, cancel := context.WithTimeout(c.ctx, 3*time.Second)
+	defer cancel()
+	res, err := lcm.Invoke(ctx, c.driver, lcm.HealEnd, &lcm.HealOp{Instance: c.cluster.Instance(), Request: &lcm.HealVnfRequest{}, Package: c.pkg})
+	if err == nil {
+		t.Fatal("a hung systemctl went unnoticed")
+	}
+	var he *lcm.HostError
+	if !errors.As(err, &he) || he.Host != fresh.Resource {
+		t.Errorf("err = %v, want a HostError for %s", err, fresh.Resource)
+	}
+	if res == nil || len(res.Steps) != 1 || len(res.Steps[0].Hosts) != 3 {
+		t.Fatalf("result %+v", res)
+	}
+}
