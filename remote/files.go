@@ -319,7 +319,6 @@ func (h *SSHHost) writeFile(ctx context.Context, file string, content io.Reader,
 	return true, nil
 }
 
-
 // knownSize returns the number of bytes left in r when r can tell (a
 // seekable reader, an fs.File), or -1.
 func knownSize(r io.Reader) int64 {
