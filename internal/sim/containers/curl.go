@@ -37,8 +37,8 @@ func curl(n Network, m *ubuntu.Machine, p *sshtest.Process) int {
 		"retry=", "retry-delay=", "retry-max-time=", "retry-connrefused", "fail-with-body",
 	}.parse(p.Args[1:], true)
 	if err != nil {
-		msg := strings.TrimPrefix(err.Error(), "unknown flag: ")
-		fmt.Fprintf(p.Stderr, "curl: option %s: is unknown\ncurl: try 'curl --help' or 'curl --manual' for more information\n", msg)
+		opt := strings.TrimSuffix(strings.TrimPrefix(err.Error(), "unknown flag: "), " (not modelled by internal/sim/containers)")
+		fmt.Fprintf(p.Stderr, "curl: option %s: is unknown (not modelled by internal/sim/containers)\ncurl: try 'curl --help' or 'curl --manual' for more information\n", opt)
 		return 2
 	}
 	silent := f.has("silent") && !f.has("show-error")
