@@ -58,7 +58,7 @@ type DockerOptions struct {
 // as opts say, the service enabled and active, and the daemon answering
 // `docker version`. It restarts Docker only when the drop-in changed.
 func InstallDocker(ctx context.Context, h remote.Host, opts DockerOptions) (lcm.Result, error) {
-	pkg := cmp(opts.Package, DockerPackage)
+	pkg := orDefault(opts.Package, DockerPackage)
 	var did []string
 	// Any Docker will do (docker.io, or docker-ce from Docker's repository
 	// on a prepared image): installing a second one would conflict.
@@ -90,7 +90,7 @@ func InstallDocker(ctx context.Context, h remote.Host, opts DockerOptions) (lcm.
 	} else if started {
 		did = append(did, "docker started")
 	}
-	if err := waitDocker(ctx, h, cmpDuration(opts.Wait, 2*time.Minute)); err != nil {
+	if err := waitDocker(ctx, h, orDefaultDuration(opts.Wait, 2*time.Minute)); err != nil {
 		return result(did), err
 	}
 	return result(did), nil
@@ -103,14 +103,14 @@ func result(did []string) lcm.Result {
 	return lcm.Changed(strings.Join(did, "; "))
 }
 
-func cmp(s, def string) string {
+func orDefault(s, def string) string {
 	if s == "" {
 		return def
 	}
 	return s
 }
 
-func cmpDuration(d, def time.Duration) time.Duration {
+func orDefaultDuration(d, def time.Duration) time.Duration {
 	if d <= 0 {
 		return def
 	}
@@ -322,8 +322,8 @@ type RunOptions struct {
 }
 
 func (o RunOptions) withDefaults() RunOptions {
-	o.Image = cmp(o.Image, DefaultImage)
-	o.DataDir = cmp(o.DataDir, DefaultDataDir)
+	o.Image = orDefault(o.Image, DefaultImage)
+	o.DataDir = orDefault(o.DataDir, DefaultDataDir)
 	if o.Port == 0 {
 		o.Port = DefaultPort
 	}
@@ -429,7 +429,7 @@ func lastLine(s string) string {
 // to the registry's port), for at most wait (1 minute when 0).
 func WaitHealthy(ctx context.Context, h remote.Host, addr string, port int, wait time.Duration) error {
 	url := fmt.Sprintf("http://%s/v2/", joinHostPort(addr, port))
-	ctx, cancel := context.WithTimeout(ctx, cmpDuration(wait, time.Minute))
+	ctx, cancel := context.WithTimeout(ctx, orDefaultDuration(wait, time.Minute))
 	defer cancel()
 	var last string
 	for {

@@ -144,7 +144,7 @@ func (d *VNFDriver) install(ctx context.Context, hook lcm.Hook, inst *lcm.VnfIns
 			return r, err
 		})
 	} else {
-		run.Image = cmp(run.Image, DefaultImage)
+		run.Image = orDefault(run.Image, DefaultImage)
 		err = step("pull-image", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
 			return PullImage(ctx, h, run.Image)
 		})
