@@ -31,7 +31,9 @@ type ContainerdConfig struct {
 	// defaults (schema version 2, the CRI plugin enabled, no config_path).
 	Exists bool
 	// Version is the schema version: the file's "version", 1 when it has
-	// none.
+	// none. containerd 1.7.12 reads a version 3 file (containerd 2's) as
+	// version 2: its io.containerd.cri.v1.images section, and so its
+	// config_path, is ignored.
 	Version int
 	// ConfigPath is the CRI registry's config_path (the hosts.toml root),
 	// "" when unset.
@@ -195,9 +197,9 @@ func criStore(images map[string]*localImage, tags map[string]string, r ref, im *
 
 // --- containerd.service ---------------------------------------------------------
 
-// containerdStart loads config.toml as containerd 1.7 does. A file that
-// does not parse, or schema version 3 (containerd 2.x's), stops it from
-// starting; a CRI plugin that cannot load does not.
+// containerdStart loads config.toml as containerd 1.7.12 does. A file
+// that does not parse stops it from starting; a CRI plugin that cannot
+// load does not.
 func containerdStart(m *ubuntu.Machine) error {
 	s := containerdOf(m)
 	cfg := ContainerdConfig{Version: 2}
@@ -213,9 +215,9 @@ func containerdStart(m *ubuntu.Machine) error {
 		if v, ok := doc["version"].(int64); ok {
 			cfg.Version = int(v)
 		}
-		if cfg.Version > 2 {
-			return fmt.Errorf("containerd: failed to load TOML from %s: unsupported config version `%d`", containerdConfigFile, cfg.Version)
-		}
+		// containerd 1.7.12 predates the check for unsupported versions
+		// (1.7.17): a version 3 file loads as version 2, and its
+		// io.containerd.cri.v1.* sections are plugins 1.7 does not have.
 		plugin := "io.containerd.grpc.v1.cri"
 		if cfg.Version == 1 {
 			plugin = "cri"

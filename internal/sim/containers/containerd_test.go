@@ -151,11 +151,22 @@ func TestContainerdConfigurations(t *testing.T) {
 		t.Errorf("configs.auth: %+v", c)
 	}
 
-	// Schema version 3 is containerd 2's: 1.7 does not start; nor on bad TOML.
-	n.write("/etc/containerd/config.toml", "version = 3\n")
+	// Schema version 3 is containerd 2's: 1.7.12 reads it as version 2,
+	// without a word, and ignores the v3 plugin's config_path.
+	n.write("/etc/containerd/config.toml", `version = 3
+[plugins."io.containerd.cri.v1.images".registry]
+  config_path = "/etc/containerd/certs.d"
+`)
+	n.write("/etc/containerd/certs.d/192.168.0.10:5000/hosts.toml", "server = \"http://192.168.0.10:5000\"\n")
+	n.ok("systemctl restart containerd")
+	if c := containers.Containerd(n.Machine).Config(); c.Version != 3 || c.ConfigPath != "" || c.CRIError != "" {
+		t.Errorf("version 3: %+v", c)
+	}
+	n.fails(pull, 1, "http: server gave HTTP response to HTTPS client")
+	// Bad TOML stops it.
+	n.write("/etc/containerd/config.toml", "version = \n")
 	n.fails("systemctl restart containerd", 1, "Job for containerd.service failed")
 	n.fails(pull, 1, "connect: no such file or directory")
-	n.write("/etc/containerd/config.toml", "version = \n")
 	n.fails("systemctl restart containerd", 1, "Job for containerd.service failed")
 	// containerd.io's own config disables the CRI plugin.
 	n.ok("rm /etc/containerd/config.toml && systemctl start containerd")

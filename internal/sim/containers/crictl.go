@@ -183,7 +183,7 @@ func isUnavailable(err error) bool {
 }
 
 func (c *crictlCLI) pull(rt criRuntime, args []string) int {
-	f, err := flagSpec{"creds=", "auth=", "u|username=", "p|pod-config=", "a|annotation="}.parse(args, true)
+	f, err := flagSpec{"creds=", "auth=", "u|username=", "p|pod-config=", "a|annotation="}.parse(args, false)
 	if err != nil {
 		return c.fatal("%v", err)
 	}
@@ -223,7 +223,7 @@ func (c *crictlCLI) pull(rt criRuntime, args []string) int {
 }
 
 func (c *crictlCLI) images(rt criRuntime, args []string) int {
-	f, err := flagSpec{"q|quiet", "digests", "no-trunc", "v|verbose", "o|output="}.parse(args, true)
+	f, err := flagSpec{"q|quiet", "digests", "no-trunc", "v|verbose", "o|output="}.parse(args, false)
 	if err != nil {
 		return c.fatal("%v", err)
 	}
@@ -276,7 +276,7 @@ func (c *crictlCLI) images(rt criRuntime, args []string) int {
 }
 
 func (c *crictlCLI) inspecti(rt criRuntime, args []string) int {
-	f, err := flagSpec{"o|output=", "q|quiet"}.parse(args, true)
+	f, err := flagSpec{"o|output=", "q|quiet"}.parse(args, false)
 	if err != nil {
 		return c.fatal("%v", err)
 	}
@@ -309,7 +309,7 @@ func (c *crictlCLI) inspecti(rt criRuntime, args []string) int {
 }
 
 func (c *crictlCLI) rmi(rt criRuntime, args []string) int {
-	f, err := flagSpec{"a|all", "q|prune"}.parse(args, true)
+	f, err := flagSpec{"a|all", "q|prune"}.parse(args, false)
 	if err != nil {
 		return c.fatal("%v", err)
 	}

@@ -38,6 +38,9 @@ type CRIORegistry struct {
 // /etc/containers/registries.conf and registries.conf.d/*.conf when it
 // last started or reloaded (SIGHUP).
 type CRIOConfig struct {
+	// Registries are the [[registry]] entries (and version 1's
+	// [registries.insecure]), a later file's entry replacing an earlier
+	// one with the same prefix.
 	Registries []CRIORegistry
 	// UnqualifiedSearchRegistries is unqualified-search-registries.
 	UnqualifiedSearchRegistries []string

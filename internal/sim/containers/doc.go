@@ -51,8 +51,10 @@
 //     registry's filesystem layout (docker/registry/v2/...) in the host
 //     directory bound to /var/lib/registry, else in the image's anonymous
 //     volume, so pushed images survive the container when bound.
-//   - containerd 1.7 (containerd.service, no reload): config.toml loaded at
-//     start (schema versions 1 and 2; version 3 and TOML errors stop it),
+//   - containerd 1.7.12 (containerd.service, no reload): config.toml loaded
+//     at start (schema versions 1 and 2; a version 3 file is read as
+//     version 2, so its io.containerd.cri.v1.images settings are ignored;
+//     TOML errors stop it),
 //     disabled_plugins, the CRI registry's config_path and the legacy
 //     registry.mirrors and registry.configs (tls, auth). config_path with
 //     mirrors or configs.tls makes the CRI plugin fail to load while

@@ -95,6 +95,7 @@ type Image struct {
 
 // Container is a Docker container, as tests see it.
 type Container struct {
+	// ID is the 64-hex container ID; Name its name without the "/".
 	ID, Name string
 	// Image is the image as given to docker run; ImageID its ID.
 	Image, ImageID string

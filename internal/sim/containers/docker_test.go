@@ -482,3 +482,24 @@ func TestAMachinesLoopbackAddressIsNotInsecure(t *testing.T) {
 	// Nothing listens on the worker's own loopback port 5000.
 	wk.fails("docker pull 127.0.0.1:5000/app:1", 1, `Get "http://127.0.0.1:5000/v2/": dial tcp 127.0.0.1:5000: connect: connection refused`)
 }
+
+// Docker's own packages: docker-ce from its repository, with
+// containerd.io, whose config.toml disables the CRI plugin.
+func TestDockerCE(t *testing.T) {
+	w := newWorld(t)
+	n := w.node("vm", "10.0.0.5", "cri-tools")
+	n.write("/etc/apt/sources.list.d/docker.list", "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable\n")
+	n.fails("apt-get install -y docker-ce", 100, "Unable to locate package docker-ce")
+	n.ok("apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker-ce")
+	if !n.Installed("containerd.io") || !n.Installed("docker-ce-cli") || n.Installed("docker.io") {
+		t.Errorf("packages %v", n.Packages())
+	}
+	if got := n.ok("dockerd --version; containerd --version; command -v dockerd"); got != "Docker version 24.0.7, build 311b9ff\ncontainerd containerd.io 1.7.12 71909c1814c544ac47ab91d2e8b84718e517bb99\n/usr/bin/dockerd\n" {
+		t.Errorf("versions: %q", got)
+	}
+	n.ok("docker pull registry:2")
+	if c := containers.Containerd(n.Machine).Config(); !c.CRIDisabled || !c.Exists {
+		t.Errorf("containerd.io's config: %+v", c)
+	}
+	n.fails("crictl --runtime-endpoint unix:///run/containerd/containerd.sock images", 1, "unknown service runtime.v1.ImageService")
+}

@@ -912,8 +912,7 @@ func (c *dockerCLI) pull(r ref, out io.Writer, quiet bool) error {
 		fmt.Fprintln(out, full)
 		return nil
 	}
-	shown := strings.TrimPrefix(r.path, "")
-	fmt.Fprintf(out, "%s: Pulling from %s\n", r.reference(), shown)
+	fmt.Fprintf(out, "%s: Pulling from %s\n", r.reference(), r.path)
 	upToDate := had && prev == im.id()
 	if !upToDate {
 		for _, l := range im.layers {
