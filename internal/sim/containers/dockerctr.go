@@ -169,7 +169,7 @@ func (c *dockerCLI) containerInspectLocked(ct *container) containerInspect {
 	for _, p := range ct.ports {
 		ci.Config.ExposedPorts[strconv.Itoa(p.ContainerPort)+"/tcp"] = struct{}{}
 	}
-	ci.Config.Env = append(slices.Clone(ct.env), cfg.Config.Env...)
+	ci.Config.Env = nonNil(append(slices.Clone(ct.env), cfg.Config.Env...))
 	ci.Config.Cmd = ct.cmd
 	ci.Config.Image = ct.image
 	ci.Config.Volumes = cfg.Config.Volumes
