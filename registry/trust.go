@@ -124,7 +124,8 @@ func (s *trustState) readRoot(ctx context.Context, file string) ([]byte, error) 
 //     credentials through `docker login --password-stdin` (skipped when
 //     root's config.json already holds them);
 //   - containerd: config_path set once in config.toml (then a restart;
-//     refused when config.toml uses the legacy registry.mirrors or
+//     the file is re-encoded that one time, so its comments go; refused
+//     when config.toml uses the legacy registry.mirrors or
 //     registry.configs, which cannot be mixed with it), and one
 //     certs.d/SERVER/hosts.toml per registry (http:// for HTTP, ca = for
 //     a CA), which containerd reads on each pull, so no restart;
@@ -136,7 +137,10 @@ func (s *trustState) readRoot(ctx context.Context, file string) ([]byte, error) 
 //
 // All connections of a node are applied at once, so each daemon reloads
 // at most once. Secrets reach the host only on standard input and inside
-// root-only files. A second run changes nothing and reports so.
+// root-only files. A second run changes nothing and reports so. Trust is
+// only ever added: a registry that an earlier call configured and this
+// one does not name keeps its files (the /etc/hosts block excepted, which
+// holds exactly the lines given).
 func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connection, opts TrustOptions) (lcm.Result, error) {
 	s := &trustState{h: h, opts: opts}
 	if len(conns) == 0 {
