@@ -145,12 +145,30 @@ func (d *ClusterDriver) HealEnd(ctx context.Context, op *lcm.HealOp) (*lcm.HookR
 		if err != nil {
 			return nil, err
 		}
-		plan, err := heat.HealTargets(op.Instance, *op.Request, nodes)
-		if err != nil || plan.Entire {
-			return nodes, err
+		if op.Request.Entire() {
+			return nodes, nil
 		}
-		return plan.Nodes, nil
+		plan, err := heat.HealTargets(op.Instance, onlyNodes(op.Instance, *op.Request, nodes), nodes)
+		return plan.Nodes, err
 	})
+}
+
+// onlyNodes drops from a heal request the VNFCs the VNF instance knows
+// but that are not Kubernetes nodes (the storage server, the load
+// balancer): their heal is not this driver's business. Unknown VNFCs stay,
+// for HealTargets to report.
+func onlyNodes(inst *lcm.VnfInstance, req lcm.HealVnfRequest, nodes []lcm.Node) lcm.HealVnfRequest {
+	servers := map[string]string{} // VNFC → server
+	if inst != nil && inst.InstantiatedVnfInfo != nil {
+		for _, v := range inst.InstantiatedVnfInfo.VnfcResourceInfo {
+			servers[v.ID] = v.ComputeResource.ResourceID
+		}
+	}
+	req.VnfcInstanceID = slices.DeleteFunc(slices.Clone(req.VnfcInstanceID), func(id string) bool {
+		server, known := servers[id]
+		return known && !slices.ContainsFunc(nodes, func(n lcm.Node) bool { return n.ServerID == server })
+	})
+	return req
 }
 
 // storedParams decodes the parameters the VNF was instantiated with.

@@ -390,3 +390,51 @@ func TestTrustRidesOutDroppedConnectionsAndHungCommands(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 }
+
+func TestHealOfAVMThatIsNotANodeConfiguresNothing(t *testing.T) {
+	c := newCIR(t, withRegistries(t, request(t, "instantiate_pv_k8s_cluster.json")), sim.ClusterShape{Masters: 1, Workers: 1}, world.ExternalRegistryPassword)
+	if _, err := c.instantiate(); err != nil {
+		t.Fatal(err)
+	}
+	st := c.cluster.HostsWithRole(lcm.RoleStorage)[0]
+	inst := c.cluster.Instance()
+	var vnfc string
+	for _, v := range inst.InstantiatedVnfInfo.VnfcResourceInfo {
+		if v.ComputeResource.ResourceID == st.ServerID {
+			vnfc = v.ID
+		}
+	}
+	res, err := lcm.Invoke(c.ctx, c.driver, lcm.HealEnd, &lcm.HealOp{Instance: inst, Request: &lcm.HealVnfRequest{VnfcInstanceID: []string{vnfc}}, Package: c.pkg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Steps[0].Hosts); n != 0 {
+		t.Errorf("healing the storage server configured %d nodes", n)
+	}
+	_, err = lcm.Invoke(c.ctx, c.driver, lcm.HealEnd, &lcm.HealOp{Instance: inst, Request: &lcm.HealVnfRequest{VnfcInstanceID: []string{"no-such-vnfc"}}, Package: c.pkg})
+	if err == nil || !strings.Contains(err.Error(), "no-such-vnfc") {
+		t.Errorf("an unknown VNFC: %v", err)
+	}
+}
+
+// withRegistries adds the cir sample's registry connections to a cluster
+// request that has none.
+func withRegistries(t *testing.T, req *lcm.InstantiateVnfRequest) *lcm.InstantiateVnfRequest {
+	t.Helper()
+	var params, cirParams map[string]any
+	if err := json.Unmarshal(req.AdditionalParams, &params); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(request(t, "instantiate_cir_k8s_cluster.json").AdditionalParams, &cirParams); err != nil {
+		t.Fatal(err)
+	}
+	params[registry.ClusterParamKey].(map[string]any)["private_registry_connection_info"] =
+		cirParams[registry.ClusterParamKey].(map[string]any)["private_registry_connection_info"]
+	raw, err := json.Marshal(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := *req
+	out.AdditionalParams = raw
+	return &out
+}
