@@ -92,6 +92,11 @@ type trustState struct {
 	h       remote.Host
 	opts    TrustOptions
 	changes []string
+	// Planned before anything is written, so that a file mgmtkit refuses
+	// to touch stops the run before its first change.
+	daemonJSON       []byte // the merged daemon.json; nil when unchanged
+	containerdDir    string // where containerd reads hosts.toml files
+	containerdConfig []byte // config.toml with config_path; nil when unchanged
 }
 
 func (s *trustState) did(format string, args ...any) {
@@ -155,6 +160,9 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 	}
 	cas, err := readCAs(conns, opts.Package)
 	if err != nil {
+		return lcm.Unchanged, err
+	}
+	if err := s.plan(ctx, rts, conns); err != nil {
 		return lcm.Unchanged, err
 	}
 	steps := []func(context.Context, []Connection, map[string][]byte) error{s.hosts}
@@ -225,24 +233,10 @@ func (s *trustState) docker(ctx context.Context, conns []Connection, cas map[str
 			}
 		}
 	}
-	var insecure []string
-	for _, c := range conns {
-		if c.Type() == HTTP {
-			insecure = append(insecure, c.Server)
-		}
-	}
-	if len(insecure) == 0 {
+	if s.daemonJSON == nil {
 		return nil
 	}
-	old, err := s.readRoot(ctx, DockerDaemonJSON)
-	if err != nil {
-		return err
-	}
-	merged, changed, err := mergeInsecure(old, insecure)
-	if err != nil || !changed {
-		return err
-	}
-	if _, err := s.writeRoot(ctx, DockerDaemonJSON, merged, 0o644); err != nil {
+	if _, err := s.writeRoot(ctx, DockerDaemonJSON, s.daemonJSON, 0o644); err != nil {
 		return err
 	}
 	if active, err := isActive(ctx, s.h, "docker"); err != nil || !active {
@@ -252,6 +246,39 @@ func (s *trustState) docker(ctx context.Context, conns []Connection, cas map[str
 		return err
 	}
 	s.did("reloaded docker")
+	return nil
+}
+
+// plan reads the shared configuration files the runtimes need changed and
+// decides their new content, refusing (before anything is written) files
+// mgmtkit will not rewrite: a daemon.json that is not JSON, a config.toml
+// that is not TOML, has no schema version, or uses the legacy registry
+// settings.
+func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection) error {
+	var insecure []string
+	for _, c := range conns {
+		if c.Type() == HTTP {
+			insecure = append(insecure, c.Server)
+		}
+	}
+	if slices.Contains(rts, Docker) && len(insecure) > 0 {
+		old, err := s.readRoot(ctx, DockerDaemonJSON)
+		if err != nil {
+			return err
+		}
+		merged, changed, err := mergeInsecure(old, insecure)
+		if err != nil {
+			return err
+		}
+		if changed {
+			s.daemonJSON = merged
+		}
+	}
+	if slices.Contains(rts, Containerd) {
+		var err error
+		s.containerdDir, s.containerdConfig, err = s.planContainerd(ctx)
+		return err
+	}
 	return nil
 }
 
@@ -297,9 +324,19 @@ func isActive(ctx context.Context, h remote.Host, unit string) (bool, error) {
 // containerd sets config_path once and writes one hosts.toml per
 // registry.
 func (s *trustState) containerd(ctx context.Context, conns []Connection, cas map[string][]byte) error {
-	certsDir, err := s.containerdConfigPath(ctx)
-	if err != nil {
-		return err
+	certsDir := s.containerdDir
+	if s.containerdConfig != nil {
+		if _, err := s.writeRoot(ctx, ContainerdConfig, s.containerdConfig, 0o644); err != nil {
+			return err
+		}
+		if active, err := isActive(ctx, s.h, "containerd"); err != nil {
+			return err
+		} else if active {
+			if _, err := s.h.Run(ctx, sudo("systemctl", "restart", "containerd")); err != nil {
+				return err
+			}
+			s.did("restarted containerd")
+		}
 	}
 	for _, c := range conns {
 		dir := path.Join(certsDir, c.Server)
@@ -337,23 +374,23 @@ type hostEntry struct {
 	CA           string   `toml:"ca,omitempty"`
 }
 
-// containerdConfigPath returns the directory containerd reads hosts.toml
-// files from, setting config_path in config.toml (and restarting
-// containerd) the first time.
-func (s *trustState) containerdConfigPath(ctx context.Context) (string, error) {
+// planContainerd returns the directory containerd reads hosts.toml files
+// from and, the first time, config.toml with config_path set there (nil
+// when it already names one, ours or whoever set containerd up).
+func (s *trustState) planContainerd(ctx context.Context) (string, []byte, error) {
 	old, err := s.readRoot(ctx, ContainerdConfig)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	cfg := map[string]any{}
 	if len(bytes.TrimSpace(old)) > 0 {
 		if err := toml.Unmarshal(old, &cfg); err != nil {
-			return "", fmt.Errorf("%s is not valid TOML (%v): fix it by hand; mgmtkit will not overwrite it", ContainerdConfig, err)
+			return "", nil, fmt.Errorf("%s is not valid TOML (%v): fix it by hand; mgmtkit will not overwrite it", ContainerdConfig, err)
 		}
 	}
 	version, err := configVersion(ctx, s.h, cfg, len(bytes.TrimSpace(old)) > 0)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	plugin := "io.containerd.grpc.v1.cri"
 	if version == 3 {
@@ -362,30 +399,16 @@ func (s *trustState) containerdConfigPath(ctx context.Context) (string, error) {
 	reg := table(table(table(cfg, "plugins"), plugin), "registry")
 	for _, legacy := range []string{"mirrors", "configs"} {
 		if v, ok := reg[legacy]; ok && !isEmptyTable(v) {
-			return "", fmt.Errorf("%s sets plugins.%q.registry.%s, the legacy registry settings that containerd refuses to combine with config_path: move them to hosts.toml files and remove them, then run again", ContainerdConfig, plugin, legacy)
+			return "", nil, fmt.Errorf("%s sets plugins.%q.registry.%s, the legacy registry settings that containerd refuses to combine with config_path: move them to hosts.toml files and remove them, then run again", ContainerdConfig, plugin, legacy)
 		}
 	}
 	if p, _ := reg["config_path"].(string); p != "" {
-		return p, nil // already set, by us or by whoever set up containerd
+		return p, nil, nil
 	}
 	reg["config_path"] = ContainerdCertsDir
 	cfg["version"] = int64(version)
 	b, err := toml.Marshal(cfg)
-	if err != nil {
-		return "", err
-	}
-	if _, err := s.writeRoot(ctx, ContainerdConfig, b, 0o644); err != nil {
-		return "", err
-	}
-	if active, err := isActive(ctx, s.h, "containerd"); err != nil {
-		return "", err
-	} else if active {
-		if _, err := s.h.Run(ctx, sudo("systemctl", "restart", "containerd")); err != nil {
-			return "", err
-		}
-		s.did("restarted containerd")
-	}
-	return ContainerdCertsDir, nil
+	return ContainerdCertsDir, b, err
 }
 
 // configVersion returns the config.toml schema version: the file's, or
