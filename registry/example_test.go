@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -59,4 +60,53 @@ func ExampleConfigureRegistryTrust() {
 	// Output:
 	// changed=true updated /etc/hosts; wrote /var/lib/kubelet/config.json
 	// changed=false
+}
+
+// A VNFM registers VNFDriver for the registry VNF and invokes its hooks.
+// Plumbing.SSH says how to verify host keys (here: the simulated cloud's
+// known_hosts); Heat is reached through the instance's vimConnectionInfo.
+func ExampleVNFDriver() {
+	cloud, err := sim.New(sim.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cloud.Close()
+	req := &lcm.InstantiateVnfRequest{FlavourID: "simple", AdditionalParams: json.RawMessage(`{
+		"private_registry_installation_param": {
+			"ssh_cp_name": "CP1", "ssh_username": "ubuntu", "ssh_password": "ubuntu",
+			"image_path": "Files/images/private_registry.tar"}}`)}
+	topo, err := sim.RegistryVNF(req.AdditionalParams) // the VM Heat would create
+	if err != nil {
+		log.Fatal(err)
+	}
+	vnf, err := cloud.Build(topo)
+	if err != nil {
+		log.Fatal(err)
+	}
+	pkg, err := lcm.OpenPackage("../examples/tour/package")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pkg.Close()
+
+	driver := &registry.VNFDriver{Plumbing: registry.Plumbing{SSH: cloud.SSHConfigFunc(nil)}}
+	ctx := context.Background()
+	for range 2 {
+		res, err := lcm.Invoke(ctx, driver, lcm.InstantiateEnd, &lcm.InstantiateOp{Instance: vnf.Instance(), Request: req, Package: pkg})
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, step := range res.Steps {
+			fmt.Printf("%s changed=%v\n", step.Step, step.Hosts.Changed())
+		}
+	}
+	// Output:
+	// install-docker changed=true
+	// load-image changed=true
+	// run-registry changed=true
+	// registry-health changed=false
+	// install-docker changed=false
+	// load-image changed=false
+	// run-registry changed=false
+	// registry-health changed=false
 }
