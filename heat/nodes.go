@@ -74,7 +74,6 @@ type member struct {
 	resource  string // member resource name in the group, or "" in the top stack
 	stack     stackRef
 	createdAt time.Time
-	status    string
 }
 
 // groupNodes resolves one group.
@@ -89,7 +88,7 @@ func (c *Client) groupNodes(ctx context.Context, top stackRef, g Group) ([]lcm.N
 		}
 		return []lcm.Node{n}, nil
 	}
-	members, _, err := c.members(ctx, top, g.AspectID)
+	members, err := c.members(ctx, top, g.AspectID)
 	if err != nil {
 		return nil, err
 	}
@@ -113,24 +112,23 @@ func (c *Client) resolveMembers(ctx context.Context, g Group, members []member) 
 
 // members lists the members of the AutoScalingGroup named aspect in the
 // top-level stack, oldest first by (creation_time, resource_name), as
-// Tacker sorts them. Every member must be complete. It also returns the
-// group resource.
-func (c *Client) members(ctx context.Context, top stackRef, aspect string) ([]member, *stackresources.Resource, error) {
+// Tacker sorts them. Every member must be complete.
+func (c *Client) members(ctx context.Context, top stackRef, aspect string) ([]member, error) {
 	grp, err := c.resource(ctx, top, aspect)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if grp.Type != TypeAutoScalingGroup {
-		return nil, nil, &Error{Stack: top.String(), Resource: aspect, Err: ErrWrongType,
+		return nil, &Error{Stack: top.String(), Resource: aspect, Err: ErrWrongType,
 			what: fmt.Sprintf("aspect_id names a %s, want an %s", grp.Type, TypeAutoScalingGroup)}
 	}
 	nested, err := c.nestedStack(ctx, top, *grp)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	rs, err := c.resources(ctx, nested)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	slices.SortFunc(rs, func(a, b stackresources.Resource) int {
 		return cmp.Or(a.CreationTime.Compare(b.CreationTime), cmp.Compare(a.Name, b.Name))
@@ -139,17 +137,17 @@ func (c *Client) members(ctx context.Context, top stackRef, aspect string) ([]me
 	for _, r := range rs {
 		where := fmt.Sprintf("%s → group %s → %s", top, aspect, nested)
 		if !complete(r.Status) {
-			return nil, nil, &Error{Stack: where, Resource: r.Name, Status: r.Status, Err: ErrNotComplete,
+			return nil, &Error{Stack: where, Resource: r.Name, Status: r.Status, Err: ErrNotComplete,
 				what: "member is " + r.Status + reasonSuffix(r.StatusReason)}
 		}
 		ms, err := c.nestedStack(ctx, nested, r)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		ms.label = fmt.Sprintf("%s → %s member %s (stack %s)", top.Name, aspect, r.Name, ms.ID)
-		members = append(members, member{resource: r.Name, stack: ms, createdAt: r.CreationTime, status: r.Status})
+		members = append(members, member{resource: r.Name, stack: ms, createdAt: r.CreationTime})
 	}
-	return members, grp, nil
+	return members, nil
 }
 
 // node resolves the node whose resources are in m.stack.
@@ -276,7 +274,7 @@ func (c *Client) ClusterAddress(ctx context.Context, stack string, masters Group
 	}
 	where := top
 	if masters.AspectID != "" {
-		members, _, err := c.members(ctx, top, masters.AspectID)
+		members, err := c.members(ctx, top, masters.AspectID)
 		if err != nil {
 			return out, err
 		}

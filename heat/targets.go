@@ -59,7 +59,7 @@ func (c *Client) ScaleInTargets(ctx context.Context, stack string, g Group, req 
 	if err != nil {
 		return nil, err
 	}
-	members, _, err := c.members(ctx, top, g.AspectID)
+	members, err := c.members(ctx, top, g.AspectID)
 	if err != nil {
 		return nil, err
 	}
