@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -510,4 +511,54 @@ func UploadFile(ctx context.Context, h Host, fsys fs.FS, name, dst string, opts 
 		return false, fmt.Errorf("remote: %s is not a regular file", name)
 	}
 	return h.WriteFile(ctx, dst, f, opts)
+}
+
+// readFilesScript prints, for each file argument, its size on a line and
+// then exactly that many bytes of it, or "-" on a line for a file that
+// does not exist.
+const readFilesScript = `set -eu
+for f in "$@"; do
+  if [ -e "$f" ]; then n=$(wc -c < "$f"); echo $n; head -c "$n" -- "$f"; else echo -; fi
+done`
+
+// ReadFiles reads several small files with one command (as root with
+// opts.Sudo): the contents of those that exist, by path. A step that must
+// look at several configuration files before it changes any pays one
+// round trip instead of one per file. The output is held in memory: use
+// it for configuration files, not images.
+func ReadFiles(ctx context.Context, h Host, files []string, opts FileOptions) (map[string][]byte, error) {
+	if len(files) == 0 {
+		return map[string][]byte{}, nil
+	}
+	for _, f := range files {
+		if err := checkPath(f); err != nil {
+			return nil, err
+		}
+	}
+	args := append([]string{"sh", "-c", readFilesScript, "mgmtkit-read-files"}, files...)
+	out, err := h.Run(ctx, Cmd{Args: args, Sudo: opts.Sudo, Idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	got := map[string][]byte{}
+	rest := out.Stdout
+	for _, f := range files {
+		line, after, ok := bytes.Cut(rest, []byte("\n"))
+		if !ok {
+			return nil, fmt.Errorf("%s: reading %s: the output ended early", h.Name(), f)
+		}
+		rest = after
+		if string(line) == "-" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(line)))
+		if err != nil || n < 0 || n > len(rest) {
+			return nil, fmt.Errorf("%s: reading %s: unexpected output (did the file change while it was read?)", h.Name(), f)
+		}
+		got[f], rest = rest[:n:n], rest[n:]
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%s: reading %d files: %d bytes of unexpected output", h.Name(), len(files), len(rest))
+	}
+	return got, nil
 }

@@ -239,3 +239,40 @@ func TestUploadFileFromFS(t *testing.T) {
 		t.Errorf("missing file: err = %v", err)
 	}
 }
+
+func TestReadFiles(t *testing.T) {
+	srv, _ := fakeHost(t)
+	h := dialAs(t, srv, "ubuntu", ubuntuPassword, nil)
+	ctx := testContext(t)
+	binary := []byte("line 1\n\x00\xff\nno newline at the end")
+	if err := srv.FS().WriteFile("/etc/secret.conf", binary, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.FS().WriteFile("/etc/empty.conf", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"/etc/secret.conf", "/etc/missing.conf", "/etc/empty.conf", "/etc/hostname"}
+	got, err := remote.ReadFiles(ctx, h, files, remote.FileOptions{Sudo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got["/etc/secret.conf"], binary) {
+		t.Errorf("secret.conf = %q", got["/etc/secret.conf"])
+	}
+	if v, ok := got["/etc/empty.conf"]; !ok || len(v) != 0 {
+		t.Errorf("empty.conf = %q, %v", v, ok)
+	}
+	if _, ok := got["/etc/missing.conf"]; ok || len(got) != 3 {
+		t.Errorf("got %d files, missing.conf present %v", len(got), ok)
+	}
+	if n := len(srv.Transcript()); n > 3 { // the sudo probes and one read
+		t.Errorf("%d commands, want one read", n)
+	}
+	// Without sudo, a root-only file is an error, not an absent file.
+	if _, err := remote.ReadFiles(ctx, h, files, remote.FileOptions{}); err == nil {
+		t.Error("reading a root-only file without sudo succeeded")
+	}
+	if _, err := remote.ReadFiles(ctx, h, []string{"relative"}, remote.FileOptions{}); err == nil {
+		t.Error("a relative path was accepted")
+	}
+}

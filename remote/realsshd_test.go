@@ -409,6 +409,28 @@ func TestRealSSHD(t *testing.T) {
 		}
 	})
 
+	t.Run("ReadFiles", func(t *testing.T) {
+		h, lc := realHost(t, srv, pw, nil)
+		ctx := testCtx(t)
+		file := pw.Home + "/mgmtkit-read-files.bin"
+		content := []byte("a\n\x00\xff\nlast line without newline")
+		if _, err := h.WriteFile(ctx, file, bytes.NewReader(content), remote.FileOptions{Mode: 0o600}); lc.note(err) != nil {
+			t.Fatal(err)
+		}
+		missing := "/etc/mgmtkit-no-such-file-" + randomHex(4)
+		got, err := remote.ReadFiles(ctx, h, []string{"/etc/shadow", missing, file}, remote.FileOptions{Sudo: true})
+		if lc.note(err) != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got[file], content) || !bytes.HasPrefix(got["/etc/shadow"], []byte("root:")) {
+			// Never print /etc/shadow, even in a failure.
+			t.Errorf("ReadFiles: %s = %q, /etc/shadow %d bytes", file, got[file], len(got["/etc/shadow"]))
+		}
+		if _, ok := got[missing]; ok {
+			t.Error("a missing file was read")
+		}
+	})
+
 	t.Run("Cancel", func(t *testing.T) {
 		cases := []struct {
 			name     string
