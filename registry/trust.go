@@ -97,6 +97,10 @@ type trustState struct {
 	daemonJSON       []byte // the merged daemon.json; nil when unchanged
 	containerdDir    string // where containerd reads hosts.toml files
 	containerdConfig []byte // config.toml with config_path; nil when unchanged
+	// files are the root-owned files the run reads, read at once by plan
+	// (read lists them; a missing one is absent from files).
+	files map[string][]byte
+	read  []string
 }
 
 func (s *trustState) did(format string, args ...any) {
@@ -111,7 +115,12 @@ func (s *trustState) writeRoot(ctx context.Context, file string, content []byte,
 	return changed, err
 }
 
+// readRoot returns a root-owned file that plan read (nil when missing),
+// or reads it.
 func (s *trustState) readRoot(ctx context.Context, file string) ([]byte, error) {
+	if slices.Contains(s.read, file) {
+		return s.files[file], nil
+	}
 	b, err := s.h.ReadFile(ctx, file, remote.FileOptions{Sudo: true})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -124,8 +133,8 @@ func (s *trustState) readRoot(ctx context.Context, file string) ([]byte, error) 
 //
 //   - /etc/hosts: the connections' hosts_string lines in one managed block;
 //   - Docker: HTTP registries merged into daemon.json's
-//     insecure-registries (then `systemctl reload docker`, only when the
-//     file changed), CAs in /etc/docker/certs.d/SERVER/ca.crt, and
+//     insecure-registries (then `systemctl try-reload-or-restart docker`,
+//     only when the file changed), CAs in /etc/docker/certs.d/SERVER/ca.crt, and
 //     credentials through `docker login --password-stdin` (skipped when
 //     root's config.json already holds them);
 //   - containerd: config_path set once in config.toml (then a restart;
@@ -135,7 +144,8 @@ func (s *trustState) readRoot(ctx context.Context, file string) ([]byte, error) 
 //     certs.d/SERVER/hosts.toml per registry (http:// for HTTP, ca = for
 //     a CA), which containerd reads on each pull, so no restart;
 //   - CRI-O: a registries.conf.d entry for HTTP registries (then
-//     `systemctl reload crio`), CAs in /etc/containers/certs.d/SERVER;
+//     `systemctl try-reload-or-restart crio`), CAs in
+//     /etc/containers/certs.d/SERVER;
 //   - kubelet: credentials merged into /var/lib/kubelet/config.json
 //     (0600), which the kubelet sends with every image pull under any
 //     runtime.
@@ -239,14 +249,7 @@ func (s *trustState) docker(ctx context.Context, conns []Connection, cas map[str
 	if _, err := s.writeRoot(ctx, DockerDaemonJSON, s.daemonJSON, 0o644); err != nil {
 		return err
 	}
-	if active, err := isActive(ctx, s.h, "docker"); err != nil || !active {
-		return err // a stopped daemon reads the file when it starts
-	}
-	if _, err := s.h.Run(ctx, sudo("systemctl", "reload", "docker")); err != nil {
-		return err
-	}
-	s.did("reloaded docker")
-	return nil
+	return s.systemctl(ctx, "try-reload-or-restart", "docker")
 }
 
 // plan reads the shared configuration files the runtimes need changed and
@@ -256,11 +259,32 @@ func (s *trustState) docker(ctx context.Context, conns []Connection, cas map[str
 // settings.
 func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection) error {
 	var insecure []string
+	creds := false
 	for _, c := range conns {
 		if c.Type() == HTTP {
 			insecure = append(insecure, c.Server)
 		}
+		creds = creds || c.Username != ""
 	}
+	// Every shared file this run may merge, in one command.
+	var read []string
+	if slices.Contains(rts, Docker) && len(insecure) > 0 {
+		read = append(read, DockerDaemonJSON)
+	}
+	if slices.Contains(rts, Containerd) {
+		read = append(read, ContainerdConfig)
+	}
+	if creds {
+		read = append(read, KubeletAuthFile)
+		if slices.Contains(rts, Docker) {
+			read = append(read, DockerAuthFile)
+		}
+	}
+	files, err := remote.ReadFiles(ctx, s.h, read, remote.FileOptions{Sudo: true})
+	if err != nil {
+		return err
+	}
+	s.files, s.read = files, read
 	if slices.Contains(rts, Docker) && len(insecure) > 0 {
 		old, err := s.readRoot(ctx, DockerDaemonJSON)
 		if err != nil {
@@ -316,9 +340,16 @@ func mergeInsecure(old []byte, servers []string) ([]byte, bool, error) {
 	return append(b, '\n'), true, err
 }
 
-func isActive(ctx context.Context, h remote.Host, unit string) (bool, error) {
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "is-active", unit}, OKExit: []int{1, 2, 3, 4}, Idempotent: true})
-	return err == nil && out.ExitCode == 0, err
+// systemctl makes a daemon pick up a changed file: verb is
+// try-reload-or-restart (SIGHUP for Docker and CRI-O) or try-restart
+// (containerd, which cannot reload). A stopped daemon is left stopped: it
+// reads the file when it starts.
+func (s *trustState) systemctl(ctx context.Context, verb, unit string) error {
+	if _, err := s.h.Run(ctx, sudo("systemctl", verb, unit)); err != nil {
+		return err
+	}
+	s.did("systemctl %s %s", verb, unit)
+	return nil
 }
 
 // containerd sets config_path once and writes one hosts.toml per
@@ -329,13 +360,8 @@ func (s *trustState) containerd(ctx context.Context, conns []Connection, cas map
 		if _, err := s.writeRoot(ctx, ContainerdConfig, s.containerdConfig, 0o644); err != nil {
 			return err
 		}
-		if active, err := isActive(ctx, s.h, "containerd"); err != nil {
+		if err := s.systemctl(ctx, "try-restart", "containerd"); err != nil {
 			return err
-		} else if active {
-			if _, err := s.h.Run(ctx, sudo("systemctl", "restart", "containerd")); err != nil {
-				return err
-			}
-			s.did("restarted containerd")
 		}
 	}
 	for _, c := range conns {
@@ -482,14 +508,7 @@ func (s *trustState) crio(ctx context.Context, conns []Connection, cas map[strin
 	if !reload {
 		return nil
 	}
-	if active, err := isActive(ctx, s.h, "crio"); err != nil || !active {
-		return err
-	}
-	if _, err := s.h.Run(ctx, sudo("systemctl", "reload", "crio")); err != nil {
-		return err
-	}
-	s.did("reloaded crio")
-	return nil
+	return s.systemctl(ctx, "try-reload-or-restart", "crio")
 }
 
 type crioRegistry struct {
