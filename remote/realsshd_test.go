@@ -409,6 +409,34 @@ func TestRealSSHD(t *testing.T) {
 		}
 	})
 
+	t.Run("WriteFiles", func(t *testing.T) {
+		h, lc := realHost(t, srv, pw, nil)
+		ctx := testCtx(t)
+		dir := "/etc/mgmtkit-test-" + randomHex(6)
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		files := []remote.FileWrite{
+			{Path: dir + "/a.conf", Content: []byte("a\n"), Options: remote.FileOptions{Sudo: true}},
+			{Path: dir + "/sub/b.json", Content: []byte("{}\n"), Options: remote.FileOptions{Sudo: true, Mode: 0o600, Owner: "root", Group: pw.Name}},
+		}
+		changed, err := remote.WriteFiles(ctx, h, files)
+		if lc.note(err) != nil || !changed[0] || !changed[1] {
+			t.Fatalf("WriteFiles: %v, %v", changed, err)
+		}
+		if got := mustRun(t, lc, h, remote.Cmd{Args: []string{"stat", "-c", "%a %U %G", "--", files[0].Path, files[1].Path}, Sudo: true}); got != "644 root root\n600 root "+pw.Name {
+			t.Errorf("modes and owners = %q", got)
+		}
+		if b, err := os.ReadFile(files[1].Path); err != nil || string(b) != "{}\n" {
+			t.Errorf("b.json = %q, %v", b, err)
+		}
+		if left, _ := filepath.Glob(filepath.Join(pw.Home, ".*mgmtkit*")); len(left) > 0 {
+			t.Errorf("staging files left behind: %v", left)
+		}
+		changed, err = remote.WriteFiles(ctx, h, files)
+		if lc.note(err) != nil || changed[0] || changed[1] {
+			t.Errorf("second WriteFiles: %v, %v", changed, err)
+		}
+	})
+
 	t.Run("ReadFiles", func(t *testing.T) {
 		h, lc := realHost(t, srv, pw, nil)
 		ctx := testCtx(t)

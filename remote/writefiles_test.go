@@ -1,0 +1,97 @@
+package remote_test
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/remote/sshtest"
+)
+
+func TestWriteFilesInThreeRoundTrips(t *testing.T) {
+	srv, _ := fakeHost(t)
+	h := dialAs(t, srv, "ubuntu", ubuntuPassword, nil)
+	ctx := testContext(t)
+	if _, err := h.Run(ctx, remote.Cmd{Args: []string{"true"}, Sudo: true}); err != nil { // learn sudo first
+		t.Fatal(err)
+	}
+	if err := srv.FS().WriteFile("/etc/same.conf", []byte("same\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.FS().WriteFile("/etc/mode.conf", []byte("mode\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := []remote.FileWrite{
+		{Path: "/etc/app/new.conf", Content: []byte("new\n"), Options: remote.FileOptions{Sudo: true}},
+		{Path: "/etc/same.conf", Content: []byte("same\n"), Options: remote.FileOptions{Sudo: true}},
+		{Path: "/etc/mode.conf", Content: []byte("mode\n"), Options: remote.FileOptions{Sudo: true, Mode: 0o600}},
+		{Path: "/etc/secret.json", Content: []byte("{}\n"), Options: remote.FileOptions{Sudo: true, Mode: 0o600, Owner: "root", Group: "root"}},
+	}
+	srv.ResetTranscript()
+	changed, err := remote.WriteFiles(ctx, h, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(changed) != "[true false true true]" {
+		t.Errorf("changed %v", changed)
+	}
+	if n := len(srv.Transcript()); n != 2 {
+		t.Errorf("%d commands, want 2 (one probe, one commit)", n)
+	}
+	for _, f := range files {
+		got, err := srv.FS().ReadFile(f.Path)
+		fi, _ := srv.FS().Stat(f.Path)
+		uid, gid := sshtest.Owner(fi)
+		want := f.Options.Mode
+		if want == 0 {
+			want = 0o644
+		}
+		if err != nil || !bytes.Equal(got, f.Content) || fi.Mode().Perm() != want || uid != 0 || gid != 0 {
+			t.Errorf("%s: %q %v uid %d gid %d, %v", f.Path, got, fi.Mode(), uid, gid, err)
+		}
+	}
+	// Nothing left in the staging directory.
+	entries, _ := srv.FS().ReadDir("/home/ubuntu")
+	for _, e := range entries {
+		if strings.Contains(e.Name(), "mgmtkit") {
+			t.Errorf("staged file left behind: %s", e.Name())
+		}
+	}
+	// Converged: one command, nothing changed.
+	srv.ResetTranscript()
+	changed, err = remote.WriteFiles(ctx, h, files)
+	if err != nil || fmt.Sprint(changed) != "[false false false false]" || len(srv.Transcript()) != 1 {
+		t.Errorf("second run: %v, %v, %d commands", changed, err, len(srv.Transcript()))
+	}
+
+	// A commit lost with the connection is checked on a new one.
+	files[0].Content = []byte("newer\n")
+	srv.DropConnectionDuring(2)
+	if changed, err := remote.WriteFiles(ctx, h, files); err != nil || !changed[0] {
+		t.Fatalf("after a dropped commit: %v, %v", changed, err)
+	}
+	if got, _ := srv.FS().ReadFile("/etc/app/new.conf"); string(got) != "newer\n" {
+		t.Errorf("new.conf = %q", got)
+	}
+
+	// Without sudo, into the user's own directory.
+	own := []remote.FileWrite{{Path: "/home/ubuntu/a/b.txt", Content: []byte("b")}, {Path: "/home/ubuntu/c.txt", Content: []byte("c")}}
+	if changed, err := remote.WriteFiles(ctx, h, own); err != nil || !changed[0] || !changed[1] {
+		t.Fatalf("own files: %v, %v", changed, err)
+	}
+	if got, _ := srv.FS().ReadFile("/home/ubuntu/a/b.txt"); string(got) != "b" {
+		t.Errorf("b.txt = %q", got)
+	}
+
+	for _, bad := range [][]remote.FileWrite{
+		{{Path: "/etc/x", Options: remote.FileOptions{Sudo: true}}, {Path: "/home/ubuntu/y"}},
+		{{Path: "/home/ubuntu/x"}, {Path: "/home/ubuntu/x"}},
+		{{Path: "relative"}},
+	} {
+		if _, err := remote.WriteFiles(ctx, h, bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
