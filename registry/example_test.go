@@ -58,7 +58,7 @@ func ExampleConfigureRegistryTrust() {
 		fmt.Printf("changed=%v %s\n", res.Changed, res.Detail)
 	}
 	// Output:
-	// changed=true updated /etc/hosts; wrote /var/lib/kubelet/config.json
+	// changed=true wrote /etc/hosts; wrote /var/lib/kubelet/config.json
 	// changed=false
 }
 

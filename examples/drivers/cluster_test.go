@@ -362,10 +362,15 @@ func TestCRIONodesPullFromBothRegistries(t *testing.T) {
 func TestTrustRidesOutDroppedConnectionsAndHungCommands(t *testing.T) {
 	c := newCIR(t, request(t, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 2}, world.ExternalRegistryPassword)
 	for i, h := range c.nodes() {
-		h.SSH.DropConnectionDuring(3 + 4*i) // a different command on each node
+		h.SSH.DropConnectionDuring(2 + 2*i) // a different command on each node
 	}
 	if _, err := c.instantiate(); err != nil {
 		t.Fatalf("instantiate_end: %v\n%s", err, c.log)
+	}
+	for _, h := range c.nodes() {
+		if h.SSH.Dials() < 2 {
+			t.Errorf("%s: no connection was dropped during instantiate_end", h.Resource)
+		}
 	}
 	c.assertPulls(c.nodes())
 
