@@ -90,17 +90,15 @@ type TrustOptions struct {
 // trustState is what one host's configuration run has done.
 type trustState struct {
 	h       remote.Host
-	opts    TrustOptions
 	changes []string
 	// Planned before anything is written, so that a file mgmtkit refuses
 	// to touch stops the run before its first change.
 	daemonJSON       []byte // the merged daemon.json; nil when unchanged
 	containerdDir    string // where containerd reads hosts.toml files
 	containerdConfig []byte // config.toml with config_path; nil when unchanged
-	// files are the root-owned files the run reads, read at once by plan
-	// (read lists them; a missing one is absent from files).
+	// files are the root-owned files plan read with one command; a
+	// missing one is absent.
 	files map[string][]byte
-	read  []string
 	// writes are every file the run wants, written together at the end.
 	writes []remote.FileWrite
 }
@@ -128,19 +126,6 @@ func (s *trustState) write(ctx context.Context) (map[string]bool, error) {
 	return out, err
 }
 
-// readRoot returns a root-owned file that plan read (nil when missing),
-// or reads it.
-func (s *trustState) readRoot(ctx context.Context, file string) ([]byte, error) {
-	if slices.Contains(s.read, file) {
-		return s.files[file], nil
-	}
-	b, err := s.h.ReadFile(ctx, file, remote.FileOptions{Sudo: true})
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return b, err
-}
-
 // ConfigureRegistryTrust makes h able to pull from every registry of
 // conns with every container runtime installed on it:
 //
@@ -165,15 +150,16 @@ func (s *trustState) readRoot(ctx context.Context, file string) ([]byte, error) 
 //
 // All connections of a node are applied at once: the shared files are
 // read with one command, every file is compared with one command and put
-// in place with one more ([remote.WriteFiles]), and each daemon reloads at
-// most once — 9 commands for a fresh node with Docker and containerd and
-// the cir sample's two registries, 4 for a converged one. Secrets reach the host only on standard input and inside
-// root-only files. A second run changes nothing and reports so. Trust is
+// in place with one more ([remote.WriteFiles]), and each daemon reloads
+// at most once: 9 commands for a fresh node with Docker and containerd
+// and the cir sample's two registries, 4 for a converged one. Secrets
+// reach the host only on standard input and inside root-only files. A
+// second run changes nothing and reports so. Trust is
 // only ever added: a registry that an earlier call configured and this
 // one does not name keeps its files (the /etc/hosts block excepted, which
 // holds exactly the lines given).
 func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connection, opts TrustOptions) (lcm.Result, error) {
-	s := &trustState{h: h, opts: opts}
+	s := &trustState{h: h}
 	if len(conns) == 0 {
 		return lcm.Unchanged, nil
 	}
@@ -316,13 +302,9 @@ func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection
 	if err != nil {
 		return err
 	}
-	s.files, s.read = files, read
+	s.files = files
 	if slices.Contains(rts, Docker) && len(insecure) > 0 {
-		old, err := s.readRoot(ctx, DockerDaemonJSON)
-		if err != nil {
-			return err
-		}
-		merged, changed, err := mergeInsecure(old, insecure)
+		merged, changed, err := mergeInsecure(s.files[DockerDaemonJSON], insecure)
 		if err != nil {
 			return err
 		}
@@ -425,10 +407,7 @@ type hostEntry struct {
 // from and, the first time, config.toml with config_path set there (nil
 // when it already names one, ours or whoever set containerd up).
 func (s *trustState) planContainerd(ctx context.Context) (string, []byte, error) {
-	old, err := s.readRoot(ctx, ContainerdConfig)
-	if err != nil {
-		return "", nil, err
-	}
+	old := s.files[ContainerdConfig]
 	cfg := map[string]any{}
 	if len(bytes.TrimSpace(old)) > 0 {
 		if err := toml.Unmarshal(old, &cfg); err != nil {
