@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -402,6 +403,25 @@ func TestConnect(t *testing.T) {
 		}
 		if _, err := c.Nodes(ctx, "vnf-1", storage); !errors.Is(err, heat.ErrNotFound) {
 			t.Errorf("Nodes on a stack without the CP: %v", err)
+		}
+	})
+	t.Run("OS_CLOUD and a clouds.yaml file", func(t *testing.T) {
+		file := t.TempDir() + "/clouds.yaml"
+		if err := os.WriteFile(file, srv.CloudsYAML("mycloud"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("OS_CLIENT_CONFIG_FILE", file)
+		t.Setenv("OS_CLOUD", "mycloud")
+		c, err := heat.Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Nodes(ctx, "vnf-1", storage); !errors.Is(err, heat.ErrNotFound) {
+			t.Errorf("Nodes on a stack without the CP: %v", err)
+		}
+		t.Setenv("OS_CLOUD", "othercloud")
+		if _, err := heat.Connect(ctx); err == nil || !strings.Contains(err.Error(), "othercloud") {
+			t.Errorf("an unknown cloud: %v", err)
 		}
 	})
 	t.Run("vimConnectionInfo", func(t *testing.T) {
