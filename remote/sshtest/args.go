@@ -5,20 +5,34 @@ import (
 	"strings"
 )
 
-// cmdline is a parsed GNU-style command line.
-type cmdline struct {
-	opts     []option // in command-line order, repeats included
-	operands []string
+// CommandLine is a command line that [OptionSpec.Parse] parsed: the
+// options in the order given and the operands.
+type CommandLine struct {
+	opts []option // in command-line order, repeats included
+	// Operands are the arguments that are not options, in order.
+	Operands []string
 }
 
 // option is one option as given: "-m" or "--mode" and its value ("" for a
 // flag).
 type option struct{ name, value string }
 
-func (c cmdline) has(names ...string) bool { return c.last(names...) != "" }
+// Has reports whether any of names ("-f", "--force") was given.
+func (c CommandLine) Has(names ...string) bool { return c.Last(names...) != "" }
 
-// value returns the value of the option given last among names.
-func (c cmdline) value(names ...string) (string, bool) {
+// Count returns how many times any of names was given (-qq is 2).
+func (c CommandLine) Count(names ...string) int {
+	n := 0
+	for _, o := range c.opts {
+		if slices.Contains(names, o.name) {
+			n++
+		}
+	}
+	return n
+}
+
+// Value returns the value of the option given last among names.
+func (c CommandLine) Value(names ...string) (string, bool) {
 	for i := len(c.opts) - 1; i >= 0; i-- {
 		if slices.Contains(names, c.opts[i].name) {
 			return c.opts[i].value, true
@@ -27,8 +41,8 @@ func (c cmdline) value(names ...string) (string, bool) {
 	return "", false
 }
 
-// values returns the values of every occurrence of names, in order.
-func (c cmdline) values(names ...string) []string {
+// Values returns the values of every occurrence of names, in order.
+func (c CommandLine) Values(names ...string) []string {
 	var out []string
 	for _, o := range c.opts {
 		if slices.Contains(names, o.name) {
@@ -38,8 +52,8 @@ func (c cmdline) values(names ...string) []string {
 	return out
 }
 
-// last returns which of names was given last, "" if none.
-func (c cmdline) last(names ...string) string {
+// Last returns which of names was given last, "" if none.
+func (c CommandLine) Last(names ...string) string {
 	for i := len(c.opts) - 1; i >= 0; i-- {
 		if slices.Contains(names, c.opts[i].name) {
 			return c.opts[i].name
@@ -48,26 +62,31 @@ func (c cmdline) last(names ...string) string {
 	return ""
 }
 
-func (c *cmdline) set(name, value string) { c.opts = append(c.opts, option{name, value}) }
+func (c *CommandLine) set(name, value string) { c.opts = append(c.opts, option{name, value}) }
 
-// optionSpec says which options a fake program accepts. Short options are
-// letters; a letter followed by ':' takes a value. Long options are names; a
-// name followed by '=' takes a value.
-type optionSpec struct {
-	short string
-	long  []string
+// OptionSpec says which options a fake program accepts, as GNU
+// getopt_long sees them: Short lists letters, a letter followed by ':'
+// taking a value; Long lists names, a name followed by '=' taking a
+// value. The built-in coreutils use it, and so can the fakes other
+// packages register.
+type OptionSpec struct {
+	Short string
+	Long  []string
+	// Modeller names who simulates the program, for the message an
+	// option nobody modelled gets; "sshtest" when empty.
+	Modeller string
 }
 
-func (s optionSpec) shortTakesValue(c byte) (known, valued bool) {
-	i := strings.IndexByte(s.short, c)
+func (s OptionSpec) shortTakesValue(c byte) (known, valued bool) {
+	i := strings.IndexByte(s.Short, c)
 	if i < 0 || c == ':' {
 		return false, false
 	}
-	return true, i+1 < len(s.short) && s.short[i+1] == ':'
+	return true, i+1 < len(s.Short) && s.Short[i+1] == ':'
 }
 
-func (s optionSpec) longTakesValue(name string) (known, valued bool) {
-	for _, l := range s.long {
+func (s OptionSpec) longTakesValue(name string) (known, valued bool) {
+	for _, l := range s.Long {
 		if l == name {
 			return true, false
 		}
@@ -80,12 +99,12 @@ func (s optionSpec) longTakesValue(name string) (known, valued bool) {
 
 // expandLong resolves an abbreviated long option (--rec for --recursive) as
 // getopt_long does: an exact name, or the only one with that prefix.
-func (s optionSpec) expandLong(name string) (full string, ambiguous bool) {
+func (s OptionSpec) expandLong(name string) (full string, ambiguous bool) {
 	if known, _ := s.longTakesValue(name); known {
 		return name, false
 	}
 	var matches []string
-	for _, l := range s.long {
+	for _, l := range s.Long {
 		if strings.HasPrefix(l, name) {
 			matches = append(matches, strings.TrimSuffix(l, "="))
 		}
@@ -101,18 +120,23 @@ func (s optionSpec) expandLong(name string) (full string, ambiguous bool) {
 	return name, true
 }
 
-// parse parses args (without argv[0]) as getopt_long does with permutation
-// off: options stop at "--" or at the first operand when stopAtOperand is
-// set, and are accepted anywhere otherwise. An unknown option or a missing
-// value makes the fake fail loudly, so a test sees that the SDK used an
-// option the fake does not model.
-func (s optionSpec) parse(p *Process, args []string, stopAtOperand bool) (cmdline, int, bool) {
-	var c cmdline
+// Parse parses args (without argv[0]) as getopt_long does: options stop
+// at "--", and at the first operand when stopAtOperand is set (otherwise
+// they are accepted anywhere, as with getopt_long's permutation). An
+// unknown option or a missing value makes the program fail loudly: Parse
+// writes the message to p.Stderr and returns the exit status 2 and false,
+// so a test sees that the SDK used an option nobody modelled.
+func (s OptionSpec) Parse(p *Process, args []string, stopAtOperand bool) (CommandLine, int, bool) {
+	modeller := s.Modeller
+	if modeller == "" {
+		modeller = "sshtest"
+	}
+	var c CommandLine
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
-			c.operands = append(c.operands, args[i+1:]...)
+			c.Operands = append(c.Operands, args[i+1:]...)
 			return c, 0, true
 		case strings.HasPrefix(a, "--"):
 			name, val, hasVal := strings.Cut(a[2:], "=")
@@ -120,9 +144,9 @@ func (s optionSpec) parse(p *Process, args []string, stopAtOperand bool) (cmdlin
 			known, valued := s.longTakesValue(name)
 			switch {
 			case ambiguous:
-				return c, p.Fail(2, "option '%s' is ambiguous (sshtest models no abbreviation of it)", a), false
+				return c, p.Fail(2, "option '%s' is ambiguous (%s models no abbreviation of it)", a, modeller), false
 			case !known:
-				return c, p.Fail(2, "unrecognized option '%s' (not modelled by sshtest)", a), false
+				return c, p.Fail(2, "unrecognized option '%s' (not modelled by %s)", a, modeller), false
 			case valued && !hasVal:
 				if i+1 >= len(args) {
 					return c, p.Fail(2, "option '--%s' requires an argument", name), false
@@ -137,7 +161,7 @@ func (s optionSpec) parse(p *Process, args []string, stopAtOperand bool) (cmdlin
 			for j := 1; j < len(a); j++ {
 				known, valued := s.shortTakesValue(a[j])
 				if !known {
-					return c, p.Fail(2, "invalid option -- '%c' (not modelled by sshtest)", a[j]), false
+					return c, p.Fail(2, "invalid option -- '%c' (not modelled by %s)", a[j], modeller), false
 				}
 				if !valued {
 					c.set("-"+string(a[j]), "")
@@ -156,10 +180,10 @@ func (s optionSpec) parse(p *Process, args []string, stopAtOperand bool) (cmdlin
 			}
 		default:
 			if stopAtOperand {
-				c.operands = append(c.operands, args[i:]...)
+				c.Operands = append(c.Operands, args[i:]...)
 				return c, 0, true
 			}
-			c.operands = append(c.operands, a)
+			c.Operands = append(c.Operands, a)
 		}
 	}
 	return c, 0, true

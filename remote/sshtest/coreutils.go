@@ -97,15 +97,15 @@ func builtinProgram(builtin string) Program {
 // sleepProgram: sleep NUMBER[smhd]... (the sum of the durations). It ends
 // with 143, as if by SIGTERM, when the command is cancelled.
 func sleepProgram(ctx context.Context, p *Process) int {
-	c, code, ok := optionSpec{}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		return p.usage(1, "missing operand")
 	}
 	var total time.Duration
-	for _, a := range c.operands {
+	for _, a := range c.Operands {
 		d, err := parseDuration(a)
 		if err != nil {
 			return p.usage(1, "invalid time interval %s", p.q(a))
@@ -124,18 +124,18 @@ func sleepProgram(ctx context.Context, p *Process) int {
 
 // envProgram: env [-i] [-u NAME]... [NAME=VALUE...] [COMMAND [ARG...]].
 func envProgram(ctx context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "iu:", long: []string{"ignore-environment", "unset="}}.parse(p, p.Args[1:], true)
+	c, code, ok := OptionSpec{Short: "iu:", Long: []string{"ignore-environment", "unset="}}.Parse(p, p.Args[1:], true)
 	if !ok {
 		return code
 	}
 	env := p.Env
-	if c.has("-i", "--ignore-environment") {
+	if c.Has("-i", "--ignore-environment") {
 		env = nil
 	}
-	for _, name := range c.values("-u", "--unset") {
+	for _, name := range c.Values("-u", "--unset") {
 		env = unsetEnv(env, name)
 	}
-	args := c.operands
+	args := c.Operands
 	if len(args) > 0 && args[0] == "-" { // obsolete spelling of -i
 		env, args = nil, args[1:]
 	}
@@ -175,26 +175,26 @@ func unsetEnv(env []string, name string) []string {
 // signalling its process group. -k and -s are accepted and have no further
 // effect: fakes end when cancelled.
 func timeoutProgram(ctx context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "k:s:v", long: []string{"kill-after=", "signal=", "foreground", "preserve-status", "verbose"}}.parse(p, p.Args[1:], true)
+	c, code, ok := OptionSpec{Short: "k:s:v", Long: []string{"kill-after=", "signal=", "foreground", "preserve-status", "verbose"}}.Parse(p, p.Args[1:], true)
 	if !ok {
 		return code
 	}
-	if len(c.operands) < 2 {
+	if len(c.Operands) < 2 {
 		return p.usage(125, "missing operand")
 	}
 	for _, opt := range []string{"-k", "--kill-after"} {
-		if v, ok := c.value(opt); ok {
+		if v, ok := c.Value(opt); ok {
 			if _, err := parseDuration(v); err != nil {
 				return p.Fail(125, "invalid time interval %s", p.q(v))
 			}
 		}
 	}
-	if sig, ok := c.value("-s", "--signal"); ok && !validSignal(sig) {
+	if sig, ok := c.Value("-s", "--signal"); ok && !validSignal(sig) {
 		return p.Fail(125, "%s: invalid signal", sig)
 	}
-	d, err := parseDuration(c.operands[0])
+	d, err := parseDuration(c.Operands[0])
 	if err != nil {
-		return p.Fail(125, "invalid time interval %s", p.q(c.operands[0]))
+		return p.Fail(125, "invalid time interval %s", p.q(c.Operands[0]))
 	}
 	runCtx := ctx
 	if d > 0 {
@@ -203,12 +203,12 @@ func timeoutProgram(ctx context.Context, p *Process) int {
 		defer cancel()
 	}
 	child := *p
-	child.Args = c.operands[1:]
+	child.Args = c.Operands[1:]
 	code = p.Host.start(runCtx, &child, func(e *execError) int {
 		p.Errorf("failed to run command %s: %s", p.q(e.name), e.execvpText())
 		return e.code
 	})
-	if ctx.Err() == nil && runCtx.Err() != nil && !c.has("--preserve-status") {
+	if ctx.Err() == nil && runCtx.Err() != nil && !c.Has("--preserve-status") {
 		return 124
 	}
 	return code
@@ -236,11 +236,11 @@ func parseDuration(s string) (time.Duration, error) {
 
 // catProgram: cat [FILE...]; "-" or no file reads standard input.
 func catProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	files := c.operands
+	files := c.Operands
 	if len(files) == 0 {
 		files = []string{"-"}
 	}
@@ -266,19 +266,19 @@ func catProgram(_ context.Context, p *Process) int {
 // file ("HASH *NAME" with -b); or sha256sum -c [--quiet] [--status]
 // [--strict] [-w] [FILE...] to check such lines.
 func sha256sumProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "btcw", long: []string{"binary", "text", "check", "quiet", "status", "strict", "warn"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "btcw", Long: []string{"binary", "text", "check", "quiet", "status", "strict", "warn"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	files := c.operands
+	files := c.Operands
 	if len(files) == 0 {
 		files = []string{"-"}
 	}
-	if c.has("-c", "--check") {
+	if c.Has("-c", "--check") {
 		return sha256Check(p, c, files)
 	}
 	sep := "  "
-	if c.has("-b", "--binary") {
+	if c.Has("-b", "--binary") {
 		sep = " *"
 	}
 	status := 0
@@ -294,8 +294,8 @@ func sha256sumProgram(_ context.Context, p *Process) int {
 	return status
 }
 
-func sha256Check(p *Process, c cmdline, files []string) int {
-	quiet, silent := c.has("--quiet"), c.has("--status")
+func sha256Check(p *Process, c CommandLine, files []string) int {
+	quiet, silent := c.Has("--quiet"), c.Has("--status")
 	status, failed, unreadable, improper := 0, 0, 0, 0
 	for _, list := range files {
 		data, err := readInput(p, list)
@@ -360,7 +360,7 @@ func sha256Check(p *Process, c cmdline, files []string) int {
 			p.Errorf("WARNING: %d computed %s did NOT match", failed, plural(failed, "checksum", "checksums"))
 		}
 	}
-	if failed > 0 || unreadable > 0 || (improper > 0 && c.has("--strict")) {
+	if failed > 0 || unreadable > 0 || (improper > 0 && c.Has("--strict")) {
 		return 1
 	}
 	return status
@@ -368,14 +368,14 @@ func sha256Check(p *Process, c cmdline, files []string) int {
 
 // mkdirProgram: mkdir [-p] [-m MODE] DIR...
 func mkdirProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "pm:v", long: []string{"parents", "mode=", "verbose"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "pm:v", Long: []string{"parents", "mode=", "verbose"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		return p.usage(1, "missing operand")
 	}
-	spec, explicit := c.value("-m", "--mode")
+	spec, explicit := c.Value("-m", "--mode")
 	var mode fs.FileMode
 	if explicit {
 		m, err := applyModeSpec(spec, fs.ModePerm, true, p.FS.Umask())
@@ -384,9 +384,9 @@ func mkdirProgram(_ context.Context, p *Process) int {
 		}
 		mode = m
 	}
-	parents := c.has("-p", "--parents")
+	parents := c.Has("-p", "--parents")
 	status := 0
-	for _, dir := range c.operands {
+	for _, dir := range c.Operands {
 		if parents {
 			if fi, err := p.FS.Stat(dir); err == nil && fi.IsDir() {
 				continue // an existing directory is left as it is, mode included
@@ -410,7 +410,7 @@ func mkdirProgram(_ context.Context, p *Process) int {
 			status = p.Errorf("cannot create directory %s: %s", p.q(name), ErrMessage(err))
 			continue
 		}
-		if c.has("-v", "--verbose") {
+		if c.Has("-v", "--verbose") {
 			fmt.Fprintf(p.Stdout, "mkdir: created directory %s\n", p.q(dir))
 		}
 	}
@@ -613,12 +613,12 @@ func lookupOwner(p *Process, spec string) (uid, gid int, err error) {
 // moment, and a link at DEST is replaced, not followed), then sets owner
 // and mode. A SOURCE of /dev/stdin reads standard input.
 func installProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "m:o:g:TdD", long: []string{"mode=", "owner=", "group=", "no-target-directory", "directory"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "m:o:g:TdD", Long: []string{"mode=", "owner=", "group=", "no-target-directory", "directory"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
 	mode := fs.FileMode(0o755)
-	if m, ok := c.value("-m", "--mode"); ok {
+	if m, ok := c.Value("-m", "--mode"); ok {
 		parsed, err := applyModeSpec(m, 0, false, 0) // symbolic modes start from 0
 		if err != nil {
 			return p.Errorf("invalid mode %s", p.q(m))
@@ -626,14 +626,14 @@ func installProgram(_ context.Context, p *Process) int {
 		mode = parsed
 	}
 	uid, gid := -1, -1
-	if o, ok := c.value("-o", "--owner"); ok {
+	if o, ok := c.Value("-o", "--owner"); ok {
 		u, _, err := lookupOwner(p, o)
 		if err != nil || strings.Contains(o, ":") {
 			return p.Errorf("invalid user %s", p.q(o))
 		}
 		uid = u
 	}
-	if g, ok := c.value("-g", "--group"); ok {
+	if g, ok := c.Value("-g", "--group"); ok {
 		_, gg, err := lookupOwner(p, ":"+g)
 		if err != nil {
 			return p.Errorf("invalid group %s", p.q(g))
@@ -658,12 +658,12 @@ func installProgram(_ context.Context, p *Process) int {
 		}
 		return p.Errorf("cannot change permissions of %s: %s", qa(name), ErrMessage(err))
 	}
-	if c.has("-d", "--directory") {
-		if len(c.operands) == 0 {
+	if c.Has("-d", "--directory") {
+		if len(c.Operands) == 0 {
 			return p.usage(1, "missing file operand")
 		}
 		status := 0
-		for _, dir := range c.operands {
+		for _, dir := range c.Operands {
 			if err := p.FS.MkdirAll(dir, 0o755); err != nil {
 				status = p.Errorf("cannot create directory %s: %s", p.q(dir), ErrMessage(err))
 				continue
@@ -678,7 +678,7 @@ func installProgram(_ context.Context, p *Process) int {
 	if !ok {
 		return code
 	}
-	if c.has("-D") {
+	if c.Has("-D") {
 		if err := p.FS.MkdirAll(path.Dir(p.FS.Abs(dst)), 0o755); err != nil && !dstIsDir {
 			return p.Errorf("cannot create directory %s: %s", p.q(path.Dir(dst)), ErrMessage(err))
 		}
@@ -717,15 +717,15 @@ func installProgram(_ context.Context, p *Process) int {
 // and tells whether DEST is a directory to copy into (not with -T). It
 // fails as they do when an operand is missing or several sources meet a
 // DEST that is not a directory.
-func copyOperands(p *Process, c cmdline) (srcs []string, dst string, dstIsDir bool, code int, ok bool) {
-	switch len(c.operands) {
+func copyOperands(p *Process, c CommandLine) (srcs []string, dst string, dstIsDir bool, code int, ok bool) {
+	switch len(c.Operands) {
 	case 0:
 		return nil, "", false, p.usage(1, "missing file operand"), false
 	case 1:
-		return nil, "", false, p.usage(1, "missing destination file operand after %s", qa(c.operands[0])), false
+		return nil, "", false, p.usage(1, "missing destination file operand after %s", qa(c.Operands[0])), false
 	}
-	srcs, dst = c.operands[:len(c.operands)-1], c.operands[len(c.operands)-1]
-	if fi, err := p.FS.Stat(dst); err == nil && fi.IsDir() && !c.has("-T", "--no-target-directory") {
+	srcs, dst = c.Operands[:len(c.Operands)-1], c.Operands[len(c.Operands)-1]
+	if fi, err := p.FS.Stat(dst); err == nil && fi.IsDir() && !c.Has("-T", "--no-target-directory") {
 		dstIsDir = true
 	}
 	if len(srcs) > 1 && !dstIsDir {
@@ -737,7 +737,7 @@ func copyOperands(p *Process, c cmdline) (srcs []string, dst string, dstIsDir bo
 // mvProgram: mv [-f] [-T] SOURCE DEST, or mv [-f] SOURCE... DIR (rename(2),
 // atomic on one filesystem).
 func mvProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "fTnv", long: []string{"force", "no-target-directory", "no-clobber", "verbose"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "fTnv", Long: []string{"force", "no-target-directory", "no-clobber", "verbose"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
@@ -755,7 +755,7 @@ func mvProgram(_ context.Context, p *Process) int {
 			status = p.Errorf("cannot stat %s: %s", qa(src), ErrMessage(err))
 			continue
 		}
-		if c.has("-n", "--no-clobber") {
+		if c.Has("-n", "--no-clobber") {
 			if _, err := p.FS.Lstat(target); err == nil {
 				continue
 			}
@@ -764,7 +764,7 @@ func mvProgram(_ context.Context, p *Process) int {
 			status = p.Errorf("cannot move %s to %s: %s", qa(src), qa(target), ErrMessage(err))
 			continue
 		}
-		if c.has("-v", "--verbose") {
+		if c.Has("-v", "--verbose") {
 			fmt.Fprintf(p.Stdout, "renamed %s -> %s\n", p.q(src), p.q(target))
 		}
 	}
@@ -773,17 +773,17 @@ func mvProgram(_ context.Context, p *Process) int {
 
 // rmProgram: rm [-f] [-r] [-d] FILE...
 func rmProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "frRdv", long: []string{"force", "recursive", "dir", "verbose"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "frRdv", Long: []string{"force", "recursive", "dir", "verbose"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	force := c.has("-f", "--force")
-	recursive := c.has("-r", "-R", "--recursive")
-	if len(c.operands) == 0 && !force {
+	force := c.Has("-f", "--force")
+	recursive := c.Has("-r", "-R", "--recursive")
+	if len(c.Operands) == 0 && !force {
 		return p.usage(1, "missing operand")
 	}
 	status := 0
-	for _, name := range c.operands {
+	for _, name := range c.Operands {
 		if base := path.Base(name); base == "." || base == ".." || p.FS.Abs(name) == "/" {
 			status = p.Errorf("refusing to remove '.' or '..' directory: skipping %s", qa(name))
 			continue
@@ -796,7 +796,7 @@ func rmProgram(_ context.Context, p *Process) int {
 			continue
 		}
 		if fi.IsDir() && !recursive {
-			if !c.has("-d", "--dir") {
+			if !c.Has("-d", "--dir") {
 				status = p.Errorf("cannot remove %s: Is a directory", qa(name))
 			} else if err := p.FS.Remove(name); err != nil {
 				status = p.Errorf("cannot remove %s: %s", qa(name), ErrMessage(err))
@@ -869,11 +869,11 @@ func chmodProgram(_ context.Context, p *Process) int {
 			break
 		}
 	}
-	c, code, ok := optionSpec{short: "Rfvc", long: []string{"recursive", "silent", "quiet", "verbose", "changes"}}.parse(p, args, false)
+	c, code, ok := OptionSpec{Short: "Rfvc", Long: []string{"recursive", "silent", "quiet", "verbose", "changes"}}.Parse(p, args, false)
 	if !ok {
 		return code
 	}
-	operands := c.operands
+	operands := c.Operands
 	if modeArg != "" {
 		operands = append([]string{modeArg}, operands...)
 	}
@@ -897,9 +897,9 @@ func chmodProgram(_ context.Context, p *Process) int {
 // below it), reporting failures as chmod and chown do: "cannot access X"
 // when a file cannot be found, "<what> X" when the change fails; -f
 // silences both. Dangling links met while recursing are skipped.
-func changeTree(p *Process, c cmdline, names []string, what string, change func(file string, fi fs.FileInfo) error) int {
-	recursive := c.has("-R", "--recursive")
-	quiet := c.has("-f", "--silent", "--quiet")
+func changeTree(p *Process, c CommandLine, names []string, what string, change func(file string, fi fs.FileInfo) error) int {
+	recursive := c.Has("-R", "--recursive")
+	quiet := c.Has("-f", "--silent", "--quiet")
 	status := 0
 	for _, name := range names {
 		err := walkTree(p.FS, name, recursive, func(file string) error {
@@ -931,21 +931,21 @@ func changeTree(p *Process, c cmdline, names []string, what string, change func(
 
 // chownProgram: chown [-R] [-f] OWNER[:GROUP] FILE...
 func chownProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "Rfvc", long: []string{"recursive", "silent", "quiet", "verbose", "changes"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "Rfvc", Long: []string{"recursive", "silent", "quiet", "verbose", "changes"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	switch len(c.operands) {
+	switch len(c.Operands) {
 	case 0:
 		return p.usage(1, "missing operand")
 	case 1:
-		return p.usage(1, "missing operand after %s", p.q(c.operands[0]))
+		return p.usage(1, "missing operand after %s", p.q(c.Operands[0]))
 	}
-	uid, gid, err := lookupOwner(p, c.operands[0])
+	uid, gid, err := lookupOwner(p, c.Operands[0])
 	if err != nil {
 		return p.Errorf("%v", err)
 	}
-	return changeTree(p, c, c.operands[1:], "changing ownership of", func(file string, _ fs.FileInfo) error {
+	return changeTree(p, c, c.Operands[1:], "changing ownership of", func(file string, _ fs.FileInfo) error {
 		return p.FS.Chown(file, uid, gid)
 	})
 }
@@ -954,26 +954,26 @@ func chownProgram(_ context.Context, p *Process) int {
 // newline and with backslash escapes) with the directives %a %A %u %g %U
 // %G %s %n %N %F %Y %y %h %%.
 func statProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "Lc:", long: []string{"dereference", "format=", "printf="}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "Lc:", Long: []string{"dereference", "format=", "printf="}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	format, ok := c.value("-c", "--format")
+	format, ok := c.Value("-c", "--format")
 	newline := "\n"
-	if f, pok := c.value("--printf"); pok {
+	if f, pok := c.Value("--printf"); pok {
 		format, ok, newline = unescapeC(f), true, ""
 	}
 	if !ok {
 		return p.Errorf("only 'stat -c FORMAT' and 'stat --printf FORMAT' are modelled by sshtest")
 	}
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		return p.usage(1, "missing operand")
 	}
 	status := 0
-	for _, name := range c.operands {
+	for _, name := range c.Operands {
 		var fi fs.FileInfo
 		var err error
-		if c.has("-L", "--dereference") {
+		if c.Has("-L", "--dereference") {
 			fi, err = p.FS.Stat(name)
 		} else {
 			fi, err = p.FS.Lstat(name)
@@ -1079,20 +1079,20 @@ func groupNameOr(p *Process, gid int, unknown string) string {
 // name is tmp.XXXXXXXXXX in $TMPDIR or /tmp; a template is relative to the
 // working directory unless -p or -t is given.
 func mktempProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "dp:tqu", long: []string{"directory", "tmpdir=", "quiet", "dry-run"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "dp:tqu", Long: []string{"directory", "tmpdir=", "quiet", "dry-run"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	if len(c.operands) > 1 {
+	if len(c.Operands) > 1 {
 		return p.Errorf("too many templates")
 	}
 	template := "tmp.XXXXXXXXXX"
-	explicit := len(c.operands) == 1
+	explicit := len(c.Operands) == 1
 	if explicit {
-		template = c.operands[0]
+		template = c.Operands[0]
 	}
-	dir, hasDir := c.value("-p", "--tmpdir")
-	if !hasDir && (c.has("-t") || !explicit) {
+	dir, hasDir := c.Value("-p", "--tmpdir")
+	if !hasDir && (c.Has("-t") || !explicit) {
 		hasDir = true
 	}
 	if hasDir {
@@ -1103,7 +1103,7 @@ func mktempProgram(_ context.Context, p *Process) int {
 			dir = "/tmp"
 		}
 		switch {
-		case c.has("-t") && strings.Contains(template, "/"):
+		case c.Has("-t") && strings.Contains(template, "/"):
 			return p.Errorf("invalid template, %s, contains directory separator", p.q(template))
 		case explicit && path.IsAbs(template):
 			return p.Errorf("invalid template, %s; with --tmpdir, it may not be absolute", p.q(template))
@@ -1116,11 +1116,11 @@ func mktempProgram(_ context.Context, p *Process) int {
 		return p.Errorf("too few X's in template %s", p.q(template))
 	}
 	fail := func(err error) int {
-		if c.has("-q", "--quiet") {
+		if c.Has("-q", "--quiet") {
 			return 1
 		}
 		what := "file"
-		if c.has("-d", "--directory") {
+		if c.Has("-d", "--directory") {
 			what = "directory"
 		}
 		return p.Errorf("failed to create %s via template %s: %s", what, p.q(template), ErrMessage(err))
@@ -1134,13 +1134,13 @@ func mktempProgram(_ context.Context, p *Process) int {
 		name := base + string(suffix)
 		var err error
 		switch {
-		case c.has("-u", "--dry-run"):
+		case c.Has("-u", "--dry-run"):
 			if _, err = p.FS.Lstat(name); err == nil {
 				err = fs.ErrExist
 			} else if errors.Is(err, fs.ErrNotExist) {
 				err = nil
 			}
-		case c.has("-d", "--directory"):
+		case c.Has("-d", "--directory"):
 			err = p.FS.Mkdir(name, 0o700)
 		default:
 			var f *File
@@ -1163,21 +1163,21 @@ func mktempProgram(_ context.Context, p *Process) int {
 
 // idProgram: id [-u|-g|-G] [-n] [-r] [USER].
 func idProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "ugGnr", long: []string{"user", "group", "groups", "name", "real"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "ugGnr", Long: []string{"user", "group", "groups", "name", "real"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
 	cred := p.FS.Cred()
-	switch len(c.operands) {
+	switch len(c.Operands) {
 	case 0:
 	case 1:
-		uid, gid, ok := p.Host.fs.LookupUser(c.operands[0])
+		uid, gid, ok := p.Host.fs.LookupUser(c.Operands[0])
 		if !ok {
-			return p.Errorf("%s: no such user", p.q(c.operands[0]))
+			return p.Errorf("%s: no such user", p.q(c.Operands[0]))
 		}
-		cred = Cred{UID: uid, GID: gid, Groups: p.Host.fs.SupplementaryGroups(c.operands[0])}
+		cred = Cred{UID: uid, GID: gid, Groups: p.Host.fs.SupplementaryGroups(c.Operands[0])}
 	default:
-		return p.usage(1, "extra operand %s", p.q(c.operands[1]))
+		return p.usage(1, "extra operand %s", p.q(c.Operands[1]))
 	}
 	groups := []int{cred.GID}
 	for _, g := range cred.Groups {
@@ -1185,8 +1185,8 @@ func idProgram(_ context.Context, p *Process) int {
 			groups = append(groups, g)
 		}
 	}
-	name := c.has("-n", "--name")
-	user, group, all := c.has("-u", "--user"), c.has("-g", "--group"), c.has("-G", "--groups")
+	name := c.Has("-n", "--name")
+	user, group, all := c.Has("-u", "--user"), c.Has("-g", "--group"), c.Has("-G", "--groups")
 	if btoi(user)+btoi(group)+btoi(all) > 1 {
 		return p.Errorf("cannot print \"only\" of more than one choice")
 	}

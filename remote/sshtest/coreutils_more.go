@@ -69,17 +69,17 @@ func splitLines(data []byte) [][]byte {
 // only whether a line matches is used, so RE2's leftmost-first semantics
 // never show. Binary files are searched like text.
 func grepProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{
-		short: "qsvcxilnhHFGEe:",
-		long: []string{"quiet", "silent", "no-messages", "invert-match", "count", "line-regexp", "ignore-case",
+	c, code, ok := OptionSpec{
+		Short: "qsvcxilnhHFGEe:",
+		Long: []string{"quiet", "silent", "no-messages", "invert-match", "count", "line-regexp", "ignore-case",
 			"files-with-matches", "line-number", "no-filename", "with-filename", "fixed-strings",
 			"basic-regexp", "extended-regexp", "regexp="},
-	}.parse(p, p.Args[1:], false)
+	}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	patterns := c.values("-e", "--regexp")
-	operands := c.operands
+	patterns := c.Values("-e", "--regexp")
+	operands := c.Operands
 	if len(patterns) == 0 {
 		if len(operands) == 0 {
 			fmt.Fprintln(p.Stderr, "Usage: grep [OPTION]... PATTERNS [FILE]...")
@@ -93,22 +93,22 @@ func grepProgram(_ context.Context, p *Process) int {
 		pats = append(pats, strings.Split(pat, "\n")...)
 	}
 	syntaxMode := "G"
-	switch c.last("-F", "--fixed-strings", "-E", "--extended-regexp", "-G", "--basic-regexp") {
+	switch c.Last("-F", "--fixed-strings", "-E", "--extended-regexp", "-G", "--basic-regexp") {
 	case "-F", "--fixed-strings":
 		syntaxMode = "F"
 	case "-E", "--extended-regexp":
 		syntaxMode = "E"
 	}
-	re, err := compileGrep(pats, syntaxMode, c.has("-i", "--ignore-case"), c.has("-x", "--line-regexp"))
+	re, err := compileGrep(pats, syntaxMode, c.Has("-i", "--ignore-case"), c.Has("-x", "--line-regexp"))
 	if err != nil {
 		return p.Fail(2, "%v", err)
 	}
-	quiet := c.has("-q", "--quiet", "--silent")
-	noMessages := c.has("-s", "--no-messages")
-	invert := c.has("-v", "--invert-match")
+	quiet := c.Has("-q", "--quiet", "--silent")
+	noMessages := c.Has("-s", "--no-messages")
+	invert := c.Has("-v", "--invert-match")
 	files := inputs(operands)
 	withName := len(files) > 1
-	switch c.last("-h", "--no-filename", "-H", "--with-filename") {
+	switch c.Last("-h", "--no-filename", "-H", "--with-filename") {
 	case "-h", "--no-filename":
 		withName = false
 	case "-H", "--with-filename":
@@ -142,19 +142,19 @@ func grepProgram(_ context.Context, p *Process) int {
 			switch {
 			case quiet:
 				return 0
-			case c.has("-c", "--count"), c.has("-l", "--files-with-matches"):
-			case c.has("-n", "--line-number"):
+			case c.Has("-c", "--count"), c.Has("-l", "--files-with-matches"):
+			case c.Has("-n", "--line-number"):
 				fmt.Fprintf(p.Stdout, "%s%d:%s\n", prefix, i+1, line)
 			default:
 				fmt.Fprintf(p.Stdout, "%s%s\n", prefix, line)
 			}
 		}
 		switch {
-		case c.has("-l", "--files-with-matches"):
+		case c.Has("-l", "--files-with-matches"):
 			if count > 0 {
 				fmt.Fprintln(p.Stdout, display)
 			}
-		case c.has("-c", "--count"):
+		case c.Has("-c", "--count"):
 			fmt.Fprintf(p.Stdout, "%s%d\n", prefix, count)
 		}
 	}
@@ -300,12 +300,12 @@ func bracketEnd(pat string, i int) (int, bool) {
 // teeProgram: tee [-a] [-i] [FILE...]. /dev/stdout and /dev/stderr are the
 // process's streams.
 func teeProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "ai", long: []string{"append", "ignore-interrupts"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "ai", Long: []string{"append", "ignore-interrupts"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
 	flag := syscall.O_WRONLY | syscall.O_CREAT | syscall.O_TRUNC
-	if c.has("-a", "--append") {
+	if c.Has("-a", "--append") {
 		flag = syscall.O_WRONLY | syscall.O_CREAT | syscall.O_APPEND
 	}
 	status := 0
@@ -314,7 +314,7 @@ func teeProgram(_ context.Context, p *Process) int {
 		w    io.Writer
 	}
 	sinks := []sink{{"standard output", p.Stdout}}
-	for _, name := range c.operands {
+	for _, name := range c.Operands {
 		switch name {
 		case "/dev/stdout":
 			sinks = append(sinks, sink{name, p.Stdout})
@@ -358,15 +358,15 @@ func teeProgram(_ context.Context, p *Process) int {
 // keeps mode, times and (for root) ownership; -r copies directories,
 // and symbolic links as links; -a is -rp.
 func cpProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "fprRaT", long: []string{"force", "preserve", "recursive", "archive", "no-target-directory"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "fprRaT", Long: []string{"force", "preserve", "recursive", "archive", "no-target-directory"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
 	cp := copier{
 		p:         p,
-		force:     c.has("-f", "--force"),
-		preserve:  c.has("-p", "--preserve", "-a", "--archive"),
-		recursive: c.has("-r", "-R", "--recursive", "-a", "--archive"),
+		force:     c.Has("-f", "--force"),
+		preserve:  c.Has("-p", "--preserve", "-a", "--archive"),
+		recursive: c.Has("-r", "-R", "--recursive", "-a", "--archive"),
 	}
 	srcs, dst, dstIsDir, code, ok := copyOperands(p, c)
 	if !ok {
@@ -524,26 +524,26 @@ func (cp *copier) preserveAttrs(src, dst string, fi fs.FileInfo) {
 // Without -s it makes hard links. With -f an existing LINK is replaced
 // atomically (the new link is made under a temporary name and renamed).
 func lnProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "sfnT", long: []string{"symbolic", "force", "no-dereference", "no-target-directory"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "sfnT", Long: []string{"symbolic", "force", "no-dereference", "no-target-directory"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	symbolic := c.has("-s", "--symbolic")
-	noTarget := c.has("-T", "--no-target-directory")
+	symbolic := c.Has("-s", "--symbolic")
+	noTarget := c.Has("-T", "--no-target-directory")
 	var targets []string
 	var dest string
-	switch len(c.operands) {
+	switch len(c.Operands) {
 	case 0:
 		return p.usage(1, "missing file operand")
 	case 1:
-		targets, dest = c.operands, "."
+		targets, dest = c.Operands, "."
 	default:
-		targets, dest = c.operands[:len(c.operands)-1], c.operands[len(c.operands)-1]
+		targets, dest = c.Operands[:len(c.Operands)-1], c.Operands[len(c.Operands)-1]
 	}
 	destIsDir := false
 	if !noTarget {
 		stat := p.FS.Stat
-		if c.has("-n", "--no-dereference") {
+		if c.Has("-n", "--no-dereference") {
 			stat = p.FS.Lstat
 		}
 		if fi, err := stat(dest); err == nil && fi.IsDir() {
@@ -553,8 +553,8 @@ func lnProgram(_ context.Context, p *Process) int {
 	if len(targets) > 1 && !destIsDir {
 		return p.Errorf("target %s is not a directory", qa(dest))
 	}
-	if noTarget && len(c.operands) > 2 {
-		return p.usage(1, "extra operand %s", qa(c.operands[2]))
+	if noTarget && len(c.Operands) > 2 {
+		return p.usage(1, "extra operand %s", qa(c.Operands[2]))
 	}
 	status := 0
 	for _, target := range targets {
@@ -575,7 +575,7 @@ func lnProgram(_ context.Context, p *Process) int {
 			return p.FS.Link(target, name)
 		}
 		err := create(link)
-		if errors.Is(err, fs.ErrExist) && c.has("-f", "--force") {
+		if errors.Is(err, fs.ErrExist) && c.Has("-f", "--force") {
 			if fi, lerr := p.FS.Lstat(link); lerr == nil && fi.IsDir() {
 				status = p.Errorf("%s: cannot overwrite directory", qa(link))
 				continue
@@ -604,18 +604,18 @@ func lnProgram(_ context.Context, p *Process) int {
 // 0666 less the umask) and sets the modification time of existing ones to
 // now.
 func touchProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "cam", long: []string{"no-create"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "cam", Long: []string{"no-create"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		return p.usage(1, "missing file operand")
 	}
 	status := 0
-	for _, name := range c.operands {
+	for _, name := range c.Operands {
 		_, err := p.FS.Stat(name)
 		switch {
-		case errors.Is(err, fs.ErrNotExist) && c.has("-c", "--no-create"):
+		case errors.Is(err, fs.ErrNotExist) && c.Has("-c", "--no-create"):
 			continue
 		case errors.Is(err, fs.ErrNotExist):
 			var f *File
@@ -659,13 +659,13 @@ func tailProgram(_ context.Context, p *Process) int {
 }
 
 func headTail(p *Process, head bool) int {
-	c, code, ok := optionSpec{short: "n:c:qv", long: []string{"lines=", "bytes=", "quiet", "silent", "verbose"}}.parse(p, obsoleteCount(p.Args[1:]), false)
+	c, code, ok := OptionSpec{Short: "n:c:qv", Long: []string{"lines=", "bytes=", "quiet", "silent", "verbose"}}.Parse(p, obsoleteCount(p.Args[1:]), false)
 	if !ok {
 		return code
 	}
 	spec, bytesMode := "10", false
-	if opt := c.last("-n", "--lines", "-c", "--bytes"); opt != "" {
-		spec, _ = c.value(opt)
+	if opt := c.Last("-n", "--lines", "-c", "--bytes"); opt != "" {
+		spec, _ = c.Value(opt)
 		bytesMode = opt == "-c" || opt == "--bytes"
 	}
 	sign := ""
@@ -680,8 +680,8 @@ func headTail(p *Process, head bool) int {
 		}
 		return p.Errorf("invalid number of %s: %s", what, p.q(sign+spec))
 	}
-	files := inputs(c.operands)
-	headers := (len(files) > 1 || c.has("-v", "--verbose")) && !c.has("-q", "--quiet", "--silent")
+	files := inputs(c.Operands)
+	headers := (len(files) > 1 || c.Has("-v", "--verbose")) && !c.Has("-q", "--quiet", "--silent")
 	status := 0
 	for i, name := range files {
 		data, err := readInput(p, name)
@@ -745,15 +745,15 @@ func cutCount(data []byte, n int, sign string, head, bytesMode bool) []byte {
 
 // wcProgram: wc [-l] [-w] [-c] [FILE...], with GNU's column widths.
 func wcProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "lwc", long: []string{"lines", "words", "bytes"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "lwc", Long: []string{"lines", "words", "bytes"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	lines, words, chars := c.has("-l", "--lines"), c.has("-w", "--words"), c.has("-c", "--bytes")
+	lines, words, chars := c.Has("-l", "--lines"), c.Has("-w", "--words"), c.Has("-c", "--bytes")
 	if !lines && !words && !chars {
 		lines, words, chars = true, true, true
 	}
-	files := inputs(c.operands)
+	files := inputs(c.Operands)
 	type counts struct {
 		l, w, c int
 		name    string
@@ -826,11 +826,11 @@ func wcProgram(_ context.Context, p *Process) int {
 // whichProgram: which [-a] NAME...: the path of each program found on PATH,
 // exit status 1 when any is missing (debianutils' which).
 func whichProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "a"}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "a"}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		return 1
 	}
 	pathEnv, set := lookupEnv(p.Env, "PATH")
@@ -838,7 +838,7 @@ func whichProgram(_ context.Context, p *Process) int {
 		pathEnv = defaultPath
 	}
 	status := 0
-	for _, name := range c.operands {
+	for _, name := range c.Operands {
 		if strings.Contains(name, "/") {
 			if checkExecutable(p.FS, name, p.FS.Abs(name)) == nil {
 				fmt.Fprintln(p.Stdout, name)
@@ -855,7 +855,7 @@ func whichProgram(_ context.Context, p *Process) int {
 			}
 			fmt.Fprintln(p.Stdout, f)
 			found = true
-			if !c.has("-a") {
+			if !c.Has("-a") {
 				break
 			}
 		}
@@ -868,12 +868,12 @@ func whichProgram(_ context.Context, p *Process) int {
 
 // whoamiProgram: whoami, the name of the effective user.
 func whoamiProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	if len(c.operands) > 0 {
-		return p.usage(1, "extra operand %s", p.q(c.operands[0]))
+	if len(c.Operands) > 0 {
+		return p.usage(1, "extra operand %s", p.q(c.Operands[0]))
 	}
 	uid := p.FS.Cred().UID
 	name := userNameOr(p, uid, "")
@@ -901,15 +901,15 @@ func hostName(p *Process) string {
 // short one with -s), or the server's IP address with -i and -I. Setting
 // the name is not modelled.
 func hostnameProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "sfAiI", long: []string{"short", "fqdn", "long", "all-fqdns", "ip-address", "all-ip-addresses"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "sfAiI", Long: []string{"short", "fqdn", "long", "all-fqdns", "ip-address", "all-ip-addresses"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	if len(c.operands) > 0 {
+	if len(c.Operands) > 0 {
 		return p.Fail(2, "setting the host name is not modelled by sshtest")
 	}
 	name := hostName(p)
-	switch c.last("-s", "--short", "-f", "--fqdn", "--long", "-A", "--all-fqdns", "-i", "--ip-address", "-I", "--all-ip-addresses") {
+	switch c.Last("-s", "--short", "-f", "--fqdn", "--long", "-A", "--all-fqdns", "-i", "--ip-address", "-I", "--all-ip-addresses") {
 	case "-s", "--short":
 		name, _, _ = strings.Cut(name, ".")
 	case "-A", "--all-fqdns":
@@ -932,14 +932,14 @@ const (
 
 // unameProgram: uname [-asnrvmpio].
 func unameProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "asnrvmpio", long: []string{"all", "kernel-name", "nodename", "kernel-release", "kernel-version", "machine", "processor", "hardware-platform", "operating-system"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "asnrvmpio", Long: []string{"all", "kernel-name", "nodename", "kernel-release", "kernel-version", "machine", "processor", "hardware-platform", "operating-system"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	if len(c.operands) > 0 {
-		return p.usage(1, "extra operand %s", p.q(c.operands[0]))
+	if len(c.Operands) > 0 {
+		return p.usage(1, "extra operand %s", p.q(c.Operands[0]))
 	}
-	all := c.has("-a", "--all")
+	all := c.Has("-a", "--all")
 	fields := []struct {
 		short, long, value string
 	}{
@@ -954,7 +954,7 @@ func unameProgram(_ context.Context, p *Process) int {
 	}
 	var out []string
 	for _, f := range fields {
-		if all || c.has(f.short, f.long) {
+		if all || c.Has(f.short, f.long) {
 			out = append(out, f.value)
 		}
 	}
@@ -970,13 +970,13 @@ func unameProgram(_ context.Context, p *Process) int {
 // basenameProgram: basename NAME [SUFFIX], or basename [-a] [-s SUFFIX]
 // NAME...
 func basenameProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "as:", long: []string{"multiple", "suffix="}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "as:", Long: []string{"multiple", "suffix="}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	suffix, hasSuffix := c.value("-s", "--suffix")
-	multiple := c.has("-a", "--multiple") || hasSuffix
-	names := c.operands
+	suffix, hasSuffix := c.Value("-s", "--suffix")
+	multiple := c.Has("-a", "--multiple") || hasSuffix
+	names := c.Operands
 	switch {
 	case len(names) == 0:
 		return p.usage(1, "missing operand")
@@ -1009,14 +1009,14 @@ func baseName(name, suffix string) string {
 
 // dirnameProgram: dirname NAME...
 func dirnameProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		return p.usage(1, "missing operand")
 	}
-	for _, name := range c.operands {
+	for _, name := range c.Operands {
 		fmt.Fprintln(p.Stdout, dirName(name))
 	}
 	return 0
@@ -1043,14 +1043,14 @@ func dirName(name string) string {
 // pwdProgram: pwd [-L|-P], the coreutils program: -P (resolve links) is
 // the default, unlike the shell builtin.
 func pwdProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "LP", long: []string{"logical", "physical"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "LP", Long: []string{"logical", "physical"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	if len(c.operands) > 0 {
-		return p.usage(1, "extra operand %s", p.q(c.operands[0]))
+	if len(c.Operands) > 0 {
+		return p.usage(1, "extra operand %s", p.q(c.Operands[0]))
 	}
-	if mode := c.last("-L", "--logical", "-P", "--physical"); mode == "-L" || mode == "--logical" {
+	if mode := c.Last("-L", "--logical", "-P", "--physical"); mode == "-L" || mode == "--logical" {
 		if pwd := p.Getenv("PWD"); path.IsAbs(pwd) {
 			if real, err := p.FS.Realpath(pwd); err == nil {
 				if cur, err := p.FS.Realpath(p.Dir); err == nil && real == cur {
@@ -1071,18 +1071,18 @@ func pwdProgram(_ context.Context, p *Process) int {
 // printenvProgram: printenv [NAME...]: the whole environment, or the values
 // of the named variables (exit status 1 when one is unset).
 func printenvProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		for _, kv := range p.Env {
 			fmt.Fprintln(p.Stdout, kv)
 		}
 		return 0
 	}
 	status := 0
-	for _, name := range c.operands {
+	for _, name := range c.Operands {
 		if v, ok := lookupEnv(p.Env, name); ok && !strings.Contains(name, "=") {
 			fmt.Fprintln(p.Stdout, v)
 		} else {
@@ -1095,27 +1095,27 @@ func printenvProgram(_ context.Context, p *Process) int {
 // realpathProgram: realpath [-e|-m] [-s] NAME...: the absolute name with
 // links resolved; the last element may be missing unless -e.
 func realpathProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "eqs", long: []string{"canonicalize-existing", "quiet", "strip", "no-symlinks"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "eqs", Long: []string{"canonicalize-existing", "quiet", "strip", "no-symlinks"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		return p.usage(1, "missing operand")
 	}
 	status := 0
-	for _, name := range c.operands {
+	for _, name := range c.Operands {
 		var out string
 		var err error
 		switch {
-		case c.has("-s", "--strip", "--no-symlinks"):
+		case c.Has("-s", "--strip", "--no-symlinks"):
 			out = p.FS.Abs(name)
-		case c.has("-e", "--canonicalize-existing"):
+		case c.Has("-e", "--canonicalize-existing"):
 			out, err = p.FS.Realpath(name)
 		default:
 			out, err = p.FS.canonical(name, false)
 		}
 		if err != nil {
-			if !c.has("-q", "--quiet") {
+			if !c.Has("-q", "--quiet") {
 				p.Errorf("%s: %s", name, ErrMessage(err))
 			}
 			status = 1
@@ -1130,21 +1130,21 @@ func realpathProgram(_ context.Context, p *Process) int {
 // or -e it prints a symbolic link's target; -f resolves every link (the
 // last element may be missing), -e requires that everything exists.
 func readlinkProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "fenqsv", long: []string{"canonicalize", "canonicalize-existing", "no-newline", "quiet", "silent", "verbose"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "fenqsv", Long: []string{"canonicalize", "canonicalize-existing", "no-newline", "quiet", "silent", "verbose"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		return p.usage(1, "missing operand")
 	}
 	end := "\n"
-	if c.has("-n", "--no-newline") && len(c.operands) == 1 {
+	if c.Has("-n", "--no-newline") && len(c.Operands) == 1 {
 		end = ""
 	}
-	mode := c.last("-f", "--canonicalize", "-e", "--canonicalize-existing")
-	verbose := c.has("-v", "--verbose") && !c.has("-q", "--quiet", "-s", "--silent")
+	mode := c.Last("-f", "--canonicalize", "-e", "--canonicalize-existing")
+	verbose := c.Has("-v", "--verbose") && !c.Has("-q", "--quiet", "-s", "--silent")
 	status := 0
-	for _, name := range c.operands {
+	for _, name := range c.Operands {
 		var out string
 		var err error
 		switch mode {
@@ -1174,21 +1174,21 @@ func readlinkProgram(_ context.Context, p *Process) int {
 // ties are broken by comparing whole lines, except that with -u lines with
 // equal keys are duplicates and only the first is kept.
 func sortProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "unr", long: []string{"unique", "numeric-sort", "reverse"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "unr", Long: []string{"unique", "numeric-sort", "reverse"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
 	var lines [][]byte
-	for _, name := range inputs(c.operands) {
+	for _, name := range inputs(c.Operands) {
 		data, err := readInput(p, name)
 		if err != nil {
 			return p.Fail(2, "cannot read: %s: %s", name, ErrMessage(err))
 		}
 		lines = append(lines, splitLines(data)...)
 	}
-	numeric := c.has("-n", "--numeric-sort")
-	reverse := c.has("-r", "--reverse")
-	unique := c.has("-u", "--unique")
+	numeric := c.Has("-n", "--numeric-sort")
+	reverse := c.Has("-r", "--reverse")
+	unique := c.Has("-u", "--unique")
 	key := func(a, b []byte) int {
 		if numeric {
 			return compareNumeric(a, b)
@@ -1272,32 +1272,32 @@ func compareMagnitude(ia, fa, ib, fb string) int {
 
 // uniqProgram: uniq [-c] [-d] [-u] [-i] [INPUT [OUTPUT]].
 func uniqProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "cdui", long: []string{"count", "repeated", "unique", "ignore-case"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "cdui", Long: []string{"count", "repeated", "unique", "ignore-case"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	if len(c.operands) > 2 {
-		return p.usage(1, "extra operand %s", p.q(c.operands[2]))
+	if len(c.Operands) > 2 {
+		return p.usage(1, "extra operand %s", p.q(c.Operands[2]))
 	}
 	in := "-"
-	if len(c.operands) > 0 {
-		in = c.operands[0]
+	if len(c.Operands) > 0 {
+		in = c.Operands[0]
 	}
 	data, err := readInput(p, in)
 	if err != nil {
 		return p.Errorf("%s: %s", in, ErrMessage(err))
 	}
 	out := p.Stdout
-	if len(c.operands) == 2 && c.operands[1] != "-" {
-		f, err := p.FS.OpenFile(c.operands[1], syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC, 0o666)
+	if len(c.Operands) == 2 && c.Operands[1] != "-" {
+		f, err := p.FS.OpenFile(c.Operands[1], syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC, 0o666)
 		if err != nil {
-			return p.Errorf("%s: %s", c.operands[1], ErrMessage(err))
+			return p.Errorf("%s: %s", c.Operands[1], ErrMessage(err))
 		}
 		defer f.Close()
 		out = f
 	}
 	equal := bytes.Equal
-	if c.has("-i", "--ignore-case") {
+	if c.Has("-i", "--ignore-case") {
 		equal = bytes.EqualFold
 	}
 	lines := splitLines(data)
@@ -1308,9 +1308,9 @@ func uniqProgram(_ context.Context, p *Process) int {
 		}
 		n := j - i
 		switch {
-		case c.has("-d", "--repeated") && n == 1:
-		case c.has("-u", "--unique") && n > 1:
-		case c.has("-c", "--count"):
+		case c.Has("-d", "--repeated") && n == 1:
+		case c.Has("-u", "--unique") && n > 1:
+		case c.Has("-c", "--count"):
 			fmt.Fprintf(out, "%7d %s\n", n, lines[i])
 		default:
 			fmt.Fprintf(out, "%s\n", lines[i])
@@ -1326,12 +1326,12 @@ func uniqProgram(_ context.Context, p *Process) int {
 // [:punct:]. SET2 is padded with its last character. -c and [c*n] are not
 // modelled.
 func trProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "ds", long: []string{"delete", "squeeze-repeats"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "ds", Long: []string{"delete", "squeeze-repeats"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	del, squeeze := c.has("-d", "--delete"), c.has("-s", "--squeeze-repeats")
-	ops := c.operands
+	del, squeeze := c.Has("-d", "--delete"), c.Has("-s", "--squeeze-repeats")
+	ops := c.Operands
 	switch {
 	case len(ops) == 0:
 		return p.usage(1, "missing operand")
@@ -1512,13 +1512,13 @@ func unescapeByte(e byte) byte {
 // [FILE...], or cut -b LIST / -c LIST (bytes). LIST is N, N-M, N-, -M,
 // separated by commas.
 func cutProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "d:f:sb:c:", long: []string{"delimiter=", "fields=", "only-delimited", "bytes=", "characters=", "output-delimiter="}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "d:f:sb:c:", Long: []string{"delimiter=", "fields=", "only-delimited", "bytes=", "characters=", "output-delimiter="}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
 	kinds := 0
 	for _, names := range [][]string{{"-f", "--fields"}, {"-b", "--bytes"}, {"-c", "--characters"}} {
-		if c.has(names...) {
+		if c.Has(names...) {
 			kinds++
 		}
 	}
@@ -1528,13 +1528,13 @@ func cutProgram(_ context.Context, p *Process) int {
 	case kinds > 1:
 		return p.usage(1, "only one type of list may be specified")
 	}
-	fields := c.has("-f", "--fields")
-	list, _ := c.value("-f", "--fields", "-b", "--bytes", "-c", "--characters")
-	delim, hasDelim := c.value("-d", "--delimiter")
+	fields := c.Has("-f", "--fields")
+	list, _ := c.Value("-f", "--fields", "-b", "--bytes", "-c", "--characters")
+	delim, hasDelim := c.Value("-d", "--delimiter")
 	switch {
 	case !fields && hasDelim:
 		return p.usage(1, "an input delimiter may be specified only when operating on fields")
-	case !fields && c.has("-s", "--only-delimited"):
+	case !fields && c.Has("-s", "--only-delimited"):
 		return p.usage(1, "suppressing non-delimited lines makes sense\n\tonly when operating on fields")
 	case !hasDelim:
 		delim = "\t"
@@ -1545,7 +1545,7 @@ func cutProgram(_ context.Context, p *Process) int {
 	if msg != "" {
 		return p.usage(1, "%s", msg)
 	}
-	outDelim, ok := c.value("--output-delimiter")
+	outDelim, ok := c.Value("--output-delimiter")
 	if !ok {
 		outDelim = delim
 	}
@@ -1558,7 +1558,7 @@ func cutProgram(_ context.Context, p *Process) int {
 		return false
 	}
 	status := 0
-	for _, name := range inputs(c.operands) {
+	for _, name := range inputs(c.Operands) {
 		data, err := readInput(p, name)
 		if err != nil {
 			status = p.Errorf("%s: %s", name, ErrMessage(err))
@@ -1568,7 +1568,7 @@ func cutProgram(_ context.Context, p *Process) int {
 			var out []byte
 			if fields {
 				if bytes.IndexByte(line, delim[0]) < 0 {
-					if !c.has("-s", "--only-delimited") {
+					if !c.Has("-s", "--only-delimited") {
 						fmt.Fprintf(p.Stdout, "%s\n", line)
 					}
 					continue
@@ -1641,13 +1641,13 @@ func parseCutList(list string, fields bool) ([][2]int, string) {
 // "-> target" for a link, and a "total" of 1K blocks (4K per non-empty
 // block) per directory.
 func lsProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "1aAdl", long: []string{"all", "almost-all", "directory"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "1aAdl", Long: []string{"all", "almost-all", "directory"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	long := c.has("-l")
-	listDirs := !c.has("-d", "--directory")
-	names := c.operands
+	long := c.Has("-l")
+	listDirs := !c.Has("-d", "--directory")
+	names := c.Operands
 	if len(names) == 0 {
 		names = []string{"."}
 	}
@@ -1747,7 +1747,7 @@ func lsProgram(_ context.Context, p *Process) int {
 			continue
 		}
 		var list []entry
-		if c.has("-a", "--all") {
+		if c.Has("-a", "--all") {
 			for _, dot := range []string{".", ".."} {
 				if fi, err := p.FS.Stat(path.Join(dir, dot)); err == nil {
 					list = append(list, entry{dot, fi, path.Join(dir, dot)})
@@ -1755,7 +1755,7 @@ func lsProgram(_ context.Context, p *Process) int {
 			}
 		}
 		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), ".") && !c.has("-a", "--all", "-A", "--almost-all") {
+			if strings.HasPrefix(e.Name(), ".") && !c.Has("-a", "--all", "-A", "--almost-all") {
 				continue
 			}
 			fi, err := e.Info()
@@ -1837,11 +1837,11 @@ func killProgram(_ context.Context, p *Process) int {
 // dateProgram: date [-u] +%s, the seconds since the epoch. Other formats
 // are not modelled.
 func dateProgram(_ context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "u", long: []string{"utc", "universal"}}.parse(p, p.Args[1:], false)
+	c, code, ok := OptionSpec{Short: "u", Long: []string{"utc", "universal"}}.Parse(p, p.Args[1:], false)
 	if !ok {
 		return code
 	}
-	if len(c.operands) != 1 || c.operands[0] != "+%s" {
+	if len(c.Operands) != 1 || c.Operands[0] != "+%s" {
 		return p.Fail(2, "only 'date +%%s' is modelled by sshtest")
 	}
 	fmt.Fprintln(p.Stdout, p.Host.fs.now().Unix())

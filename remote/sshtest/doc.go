@@ -29,7 +29,9 @@
 //     notices at once that the code under test needs a program nobody
 //     modelled. Each built-in fake parses its options like GNU getopt and
 //     fails with status 2 and a message naming sshtest on an option it
-//     does not model, rather than silently doing something else.
+//     does not model, rather than silently doing something else; fakes
+//     registered by other packages parse theirs with [OptionSpec] the
+//     same way.
 //   - The server records a transcript of exec requests ([Server.Transcript])
 //     and of every program run, with the identity it ran as
 //     ([Server.Calls]), and injects faults on request: refused dials

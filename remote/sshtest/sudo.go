@@ -27,18 +27,18 @@ import (
 //   - a command that is not found is "sudo: NAME: command not found", exit
 //     status 1.
 func sudoProgram(ctx context.Context, p *Process) int {
-	c, code, ok := optionSpec{short: "nSkp:u:EH", long: []string{"non-interactive", "stdin", "reset-timestamp", "prompt=", "user=", "preserve-env", "set-home"}}.parse(p, p.Args[1:], true)
+	c, code, ok := OptionSpec{Short: "nSkp:u:EH", Long: []string{"non-interactive", "stdin", "reset-timestamp", "prompt=", "user=", "preserve-env", "set-home"}}.Parse(p, p.Args[1:], true)
 	if !ok {
 		return code
 	}
-	if len(c.operands) == 0 && c.has("-k", "--reset-timestamp") {
+	if len(c.Operands) == 0 && c.Has("-k", "--reset-timestamp") {
 		return 0 // nothing is cached anyway
 	}
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		return p.Fail(1, "usage: sudo [-nSkEH] [-p prompt] [-u user] [--] command (other forms are not modelled by sshtest)")
 	}
 	target := "root"
-	if u, ok := c.value("-u", "--user"); ok {
+	if u, ok := c.Value("-u", "--user"); ok {
 		target = u
 		if strings.HasPrefix(u, "#") {
 			uid, err := strconv.Atoi(u[1:])
@@ -70,7 +70,7 @@ func sudoProgram(ctx context.Context, p *Process) int {
 		return p.Fail(1, "unknown user %s", target)
 	}
 	uid, gid, _ := p.Host.fs.LookupUser(p.User)
-	if c.has("-E", "--preserve-env") {
+	if c.Has("-E", "--preserve-env") {
 		child.Env = append(unsetEnv(p.Env, "PATH"), "PATH="+defaultPath)
 	} else {
 		child.Env = []string{
@@ -83,38 +83,38 @@ func sudoProgram(ctx context.Context, p *Process) int {
 			}
 		}
 	}
-	command := c.operands[0]
+	command := c.Operands[0]
 	if file, _, e := p.Host.lookPath(child, command); e == nil {
 		command = file
 	}
 	child.Env = append(child.Env,
-		"SUDO_COMMAND="+strings.Join(append([]string{command}, c.operands[1:]...), " "),
+		"SUDO_COMMAND="+strings.Join(append([]string{command}, c.Operands[1:]...), " "),
 		"SUDO_GID="+strconv.Itoa(gid), "SUDO_UID="+strconv.Itoa(uid), "SUDO_USER="+p.User,
 	)
 	slices.Sort(child.Env)
-	child.Args = c.operands
+	child.Args = c.Operands
 	return p.Host.start(ctx, child, func(e *execError) int {
 		if e.err == errBinary {
 			return p.Fail(1, "unable to execute %s: Exec format error", e.name)
 		}
-		return p.Fail(1, "%s: command not found", c.operands[0])
+		return p.Fail(1, "%s: command not found", c.Operands[0])
 	})
 }
 
 // sudoAuthenticate asks for the invoking user's password as sudo does
 // without a terminal. It returns false with the exit status when it fails.
-func sudoAuthenticate(p *Process, c cmdline) (int, bool) {
-	if c.has("-n", "--non-interactive") {
+func sudoAuthenticate(p *Process, c CommandLine) (int, bool) {
+	if c.Has("-n", "--non-interactive") {
 		fmt.Fprintln(p.Stderr, "sudo: a password is required")
 		return 1, false
 	}
-	if !c.has("-S", "--stdin") {
+	if !c.Has("-S", "--stdin") {
 		fmt.Fprintln(p.Stderr, "sudo: a terminal is required to read the password; either use the -S option to read from standard input or configure an askpass helper")
 		fmt.Fprintln(p.Stderr, "sudo: a password is required")
 		return 1, false
 	}
 	user, _ := p.Host.user(p.User)
-	prompt, ok := c.value("-p", "--prompt")
+	prompt, ok := c.Value("-p", "--prompt")
 	if !ok {
 		prompt = fmt.Sprintf("[sudo] password for %s: ", p.User)
 	}

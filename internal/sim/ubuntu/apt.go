@@ -66,8 +66,8 @@ func (m *Machine) apt(ctx context.Context, p *sshtest.Process, isApt bool) int {
 	if isApt {
 		errf(p, "\nWARNING: apt does not have a stable CLI interface. Use with caution in scripts.\n")
 	}
-	a := &aptRun{m: m, ctx: ctx, p: p, c: c, yes: c.has("-y", "--yes", "--assume-yes", "--force-yes"), quiet: c.count("-q", "--quiet")}
-	for _, o := range c.values("-o", "--option") {
+	a := &aptRun{m: m, ctx: ctx, p: p, c: c, yes: c.Has("-y", "--yes", "--assume-yes", "--force-yes"), quiet: c.Count("-q", "--quiet")}
+	for _, o := range c.Values("-o", "--option") {
 		key, val, ok := strings.Cut(o, "=")
 		switch k := strings.ToLower(key); {
 		case !ok:
@@ -90,19 +90,19 @@ func (m *Machine) apt(ctx context.Context, p *sshtest.Process, isApt bool) int {
 			return notModelled(p, "apt option %s", key)
 		}
 	}
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		return notModelled(p, "%s without a command", p.Name())
 	}
-	cmd, args := c.operands[0], c.operands[1:]
+	cmd, args := c.Operands[0], c.Operands[1:]
 	switch cmd {
 	case "update":
 		return a.update()
 	case "install":
 		return a.install(args)
 	case "remove", "purge":
-		return a.remove(args, cmd == "purge" || c.has("--purge"), false)
+		return a.remove(args, cmd == "purge" || c.Has("--purge"), false)
 	case "autoremove", "autopurge":
-		return a.remove(args, cmd == "autopurge" || c.has("--purge"), true)
+		return a.remove(args, cmd == "autopurge" || c.Has("--purge"), true)
 	case "upgrade", "dist-upgrade", "full-upgrade":
 		return a.upgrade()
 	case "clean", "autoclean":
@@ -448,11 +448,11 @@ func (a *aptRun) install(args []string) int {
 	if broken > 0 {
 		a.out("%d not fully installed or removed.", broken)
 	}
-	if len(r.held) > 0 && !a.c.has("--allow-change-held-packages") && a.yes {
+	if len(r.held) > 0 && !a.c.Has("--allow-change-held-packages") && a.yes {
 		errf(p, "E: Held packages were changed and -y was used without --allow-change-held-packages.")
 		return 100
 	}
-	if len(downgraded) > 0 && !a.c.has("--allow-downgrades") && a.yes {
+	if len(downgraded) > 0 && !a.c.Has("--allow-downgrades") && a.yes {
 		errf(p, "E: Packages were downgraded and -y was used without --allow-downgrades.")
 		return 100
 	}
@@ -599,7 +599,7 @@ func (a *aptRun) remove(args []string, purge, auto bool) int {
 	if len(names) == 0 {
 		return 0
 	}
-	if len(held) > 0 && !a.c.has("--allow-change-held-packages") && a.yes {
+	if len(held) > 0 && !a.c.Has("--allow-change-held-packages") && a.yes {
 		errf(p, "E: Held packages were changed and -y was used without --allow-change-held-packages.")
 		return 100
 	}
@@ -736,7 +736,7 @@ func (a *aptRun) list(patterns []string) int {
 	for n := range m.pkgs {
 		names[n] = true
 	}
-	if !a.c.has("--installed") {
+	if !a.c.Has("--installed") {
 		for _, n := range m.catalog.Names() {
 			for _, v := range m.catalog.Versions(n) {
 				if m.availableLocked(v) {
@@ -751,7 +751,7 @@ func (a *aptRun) list(patterns []string) int {
 		}
 		st := m.pkgs[n]
 		installed := st != nil && st.status == statusInstalled
-		if a.c.has("--installed") && !installed {
+		if a.c.Has("--installed") && !installed {
 			continue
 		}
 		version, where, tags := "", "jammy", ""
@@ -795,10 +795,10 @@ func aptMarkTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 	if !ok {
 		return code
 	}
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		return notModelled(p, "apt-mark without a command")
 	}
-	cmd, args := c.operands[0], c.operands[1:]
+	cmd, args := c.Operands[0], c.Operands[1:]
 	switch cmd {
 	case "showhold", "showheld":
 		m.mu.Lock()
@@ -854,10 +854,10 @@ func aptCacheTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 	if !ok {
 		return code
 	}
-	if len(c.operands) < 2 {
-		return notModelled(p, "apt-cache %s", strings.Join(c.operands, " "))
+	if len(c.Operands) < 2 {
+		return notModelled(p, "apt-cache %s", strings.Join(c.Operands, " "))
 	}
-	cmd, args := c.operands[0], c.operands[1:]
+	cmd, args := c.Operands[0], c.Operands[1:]
 	if cmd != "policy" && cmd != "madison" {
 		return notModelled(p, "apt-cache %s", cmd)
 	}

@@ -130,10 +130,10 @@ func lsblkTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 		return code
 	}
 	cols := []string{"NAME", "MAJ:MIN", "RM", "SIZE", "RO", "TYPE", "MOUNTPOINTS"}
-	if c.has("-f", "--fs") {
+	if c.Has("-f", "--fs") {
 		cols = []string{"NAME", "FSTYPE", "FSVER", "LABEL", "UUID", "FSAVAIL", "FSUSE%", "MOUNTPOINTS"}
 	}
-	if o, ok := c.value("-o", "--output"); ok {
+	if o, ok := c.Value("-o", "--output"); ok {
 		o = strings.ToUpper(o)
 		if rest, ok := strings.CutPrefix(o, "+"); ok {
 			cols = append(cols, strings.Split(rest, ",")...)
@@ -149,15 +149,15 @@ func lsblkTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 	m.mu.Lock()
 	devs := m.blockDevsLocked()
 	m.mu.Unlock()
-	if c.has("-d", "--nodeps") {
+	if c.Has("-d", "--nodeps") {
 		for i := range devs {
 			devs[i].children = nil
 		}
 	}
-	if len(c.operands) > 0 {
+	if len(c.Operands) > 0 {
 		var chosen []blockDev
 		missing := 0
-		for _, a := range c.operands {
+		for _, a := range c.Operands {
 			real, err := p.FS.Realpath(a)
 			found := false
 			for _, d := range devs {
@@ -175,7 +175,7 @@ func lsblkTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 				missing++
 			}
 		}
-		if missing == len(c.operands) {
+		if missing == len(c.Operands) {
 			return 32
 		}
 		devs = chosen
@@ -183,8 +183,8 @@ func lsblkTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 			code = 64
 		}
 	}
-	bytes := c.has("-b", "--bytes")
-	paths := c.has("-p", "--paths")
+	bytes := c.Has("-b", "--bytes")
+	paths := c.Has("-p", "--paths")
 	value := func(d blockDev, col string) (string, bool) {
 		switch col {
 		case "NAME":
@@ -227,7 +227,7 @@ func lsblkTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 		return "", false
 	}
 	switch {
-	case c.has("-J", "--json"):
+	case c.Has("-J", "--json"):
 		var enc func(d blockDev, indent string) string
 		enc = func(d blockDev, indent string) string {
 			var fields []string
@@ -254,7 +254,7 @@ func lsblkTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 				fields = append(fields, string(key)+":"+string(js))
 			}
 			s := indent + "{" + strings.Join(fields, ", ")
-			if len(d.children) > 0 && !c.has("-l", "--list") {
+			if len(d.children) > 0 && !c.Has("-l", "--list") {
 				var kids []string
 				for _, ch := range d.children {
 					kids = append(kids, enc(ch, indent+"   "))
@@ -264,11 +264,11 @@ func lsblkTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 			return s + "}"
 		}
 		var all []string
-		for _, d := range flatten(devs, c.has("-l", "--list")) {
+		for _, d := range flatten(devs, c.Has("-l", "--list")) {
 			all = append(all, enc(d, "      "))
 		}
 		outf(p, "{\n   \"blockdevices\": [\n%s\n   ]\n}", strings.Join(all, ",\n"))
-	case c.has("-P", "--pairs"):
+	case c.Has("-P", "--pairs"):
 		for _, d := range flatten(devs, true) {
 			var kv []string
 			for _, col := range cols {
@@ -277,8 +277,8 @@ func lsblkTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 			}
 			outf(p, "%s", strings.Join(kv, " "))
 		}
-	case c.has("-r", "--raw"):
-		if !c.has("-n", "--noheadings") {
+	case c.Has("-r", "--raw"):
+		if !c.Has("-n", "--noheadings") {
 			outf(p, "%s", strings.Join(cols, " "))
 		}
 		for _, d := range flatten(devs, true) {
@@ -291,10 +291,10 @@ func lsblkTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 		}
 	default:
 		table := [][]string{}
-		if !c.has("-n", "--noheadings") {
+		if !c.Has("-n", "--noheadings") {
 			table = append(table, cols)
 		}
-		list := c.has("-l", "--list")
+		list := c.Has("-l", "--list")
 		var add func(d blockDev, prefix string)
 		add = func(d blockDev, prefix string) {
 			var row []string
@@ -357,35 +357,35 @@ func blkidTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 	if !ok {
 		return code
 	}
-	format, _ := c.value("-o", "--output")
+	format, _ := c.Value("-o", "--output")
 	if format == "" {
 		format = "full"
 	}
 	if !slices.Contains([]string{"full", "value", "export", "device"}, format) {
 		return notModelled(p, "blkid -o %s", format)
 	}
-	tags := c.values("-s", "--match-tag")
+	tags := c.Values("-s", "--match-tag")
 	m.mu.Lock()
 	devs := flatten(m.blockDevsLocked(), true)
 	m.mu.Unlock()
 	if !isRoot(p) {
 		return 2
 	}
-	if v, ok := c.value("-U", "--uuid"); ok {
+	if v, ok := c.Value("-U", "--uuid"); ok {
 		return findTag(p, devs, func(d blockDev) bool { return d.uuid == v })
 	}
-	if v, ok := c.value("-L", "--label"); ok {
+	if v, ok := c.Value("-L", "--label"); ok {
 		return findTag(p, devs, func(d blockDev) bool { return d.label == v })
 	}
 	var chosen []blockDev
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		for _, d := range devs {
 			if d.fstype != "" {
 				chosen = append(chosen, d)
 			}
 		}
 	}
-	for _, a := range c.operands {
+	for _, a := range c.Operands {
 		real, err := p.FS.Realpath(a)
 		for _, d := range devs {
 			if err == nil && d.path == real && (d.fstype != "" || d.name == rootDiskName) {
@@ -503,18 +503,18 @@ func mke2fsTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 	if t, ok := strings.CutPrefix(p.Name(), "mkfs."); ok {
 		fstype = t
 	}
-	if t, ok := c.value("-t"); ok {
+	if t, ok := c.Value("-t"); ok {
 		fstype = t
 	}
-	if c.has("-j") && fstype == "ext2" {
+	if c.Has("-j") && fstype == "ext2" {
 		fstype = "ext3"
 	}
 	if !slices.Contains([]string{"ext2", "ext3", "ext4"}, fstype) {
 		return p.Fail(1, "invalid fs type '%s'", fstype)
 	}
-	quiet := c.has("-q")
-	force := c.count("-F")
-	label, _ := c.value("-L")
+	quiet := c.Has("-q")
+	force := c.Count("-F")
+	label, _ := c.Value("-L")
 	if len(label) > 16 {
 		if !quiet {
 			errf(p, "mke2fs 1.46.5 (30-Dec-2021)")
@@ -522,15 +522,15 @@ func mke2fsTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 		errf(p, "Warning: label too long; will be truncated to '%s'", label[:16])
 		label = label[:16]
 	}
-	uuid, hasUUID := c.value("-U")
+	uuid, hasUUID := c.Value("-U")
 	if !quiet {
 		errf(p, "mke2fs 1.46.5 (30-Dec-2021)")
 	}
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		errf(p, "Usage: %s [-c|-l filename] [-b block-size] [-C cluster-size]\n\t[-i bytes-per-inode] [-I inode-size] [-J journal-options]\n\t[-G flex-group-size] [-N number-of-inodes] [-d root-directory]\n\t[-m reserved-blocks-percentage] [-o creator-os]\n\t[-g blocks-per-group] [-L volume-label] [-M last-mounted-directory]\n\t[-O feature[,...]] [-r fs-revision] [-E extended-option[,...]]\n\t[-t fs-type] [-T usage-type ] [-U UUID] [-e errors_behavior][-z undo_file]\n\t[-jnqvDFSV] device [blocks-count]", p.Name())
 		return 1
 	}
-	devArg := c.operands[0]
+	devArg := c.Operands[0]
 	if !isRoot(p) {
 		if p.FS.Access(devArg, 2) != nil || !m.fs().Exists(devArg) {
 			if !m.fs().Exists(devArg) {

@@ -19,13 +19,13 @@ func dpkgTool(ctx context.Context, m *Machine, p *sshtest.Process) int {
 	if !ok {
 		return code
 	}
-	switch c.last("-s", "--status", "-l", "--list", "-L", "--listfiles", "--print-architecture", "--get-selections", "--configure", "--audit") {
+	switch c.Last("-s", "--status", "-l", "--list", "-L", "--listfiles", "--print-architecture", "--get-selections", "--configure", "--audit") {
 	case "-s", "--status":
-		return m.dpkgStatus(p, "dpkg-query", c.operands)
+		return m.dpkgStatus(p, "dpkg-query", c.Operands)
 	case "-l", "--list":
-		return m.dpkgList(p, c.operands)
+		return m.dpkgList(p, c.Operands)
 	case "-L", "--listfiles":
-		return m.dpkgListFiles(p, c.operands)
+		return m.dpkgListFiles(p, c.Operands)
 	case "--print-architecture":
 		outf(p, "%s", m.arch)
 		return 0
@@ -40,7 +40,7 @@ func dpkgTool(ctx context.Context, m *Machine, p *sshtest.Process) int {
 	case "--audit":
 		return 0
 	case "--configure":
-		if !c.has("-a", "--pending") || len(c.operands) > 0 {
+		if !c.Has("-a", "--pending") || len(c.Operands) > 0 {
 			return notModelled(p, "dpkg --configure of a named package")
 		}
 		if !isRoot(p) {
@@ -48,7 +48,7 @@ func dpkgTool(ctx context.Context, m *Machine, p *sshtest.Process) int {
 		}
 		return m.dpkgConfigurePending(p)
 	}
-	if c.has("-i") {
+	if c.Has("-i") {
 		return notModelled(p, "dpkg -i (install packages with apt-get)")
 	}
 	return notModelled(p, "dpkg %s", strings.Join(p.Args[1:], " "))
@@ -118,23 +118,23 @@ func dpkgQueryTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 	if !ok {
 		return code
 	}
-	switch c.last("-W", "--show", "-s", "--status", "-l", "--list", "-L", "--listfiles") {
+	switch c.Last("-W", "--show", "-s", "--status", "-l", "--list", "-L", "--listfiles") {
 	case "-s", "--status":
-		return m.dpkgStatus(p, "dpkg-query", c.operands)
+		return m.dpkgStatus(p, "dpkg-query", c.Operands)
 	case "-l", "--list":
-		return m.dpkgList(p, c.operands)
+		return m.dpkgList(p, c.Operands)
 	case "-L", "--listfiles":
-		return m.dpkgListFiles(p, c.operands)
+		return m.dpkgListFiles(p, c.Operands)
 	case "-W", "--show":
-		format, ok := c.value("-f", "--showformat")
+		format, ok := c.Value("-f", "--showformat")
 		if !ok {
 			format = "${binary:Package}\t${Version}\n"
 		}
-		if c.last("-f", "--showformat") == "-f" {
+		if c.Last("-f", "--showformat") == "-f" {
 			// dpkg's option parser takes "-f=FORMAT" as "-f FORMAT".
 			format = strings.TrimPrefix(format, "=")
 		}
-		return m.dpkgShow(p, format, c.operands)
+		return m.dpkgShow(p, format, c.Operands)
 	}
 	return p.Fail(2, "error: need an action option")
 }

@@ -21,8 +21,8 @@ func lsbReleaseTool(_ context.Context, _ *Machine, p *sshtest.Process) int {
 	if !ok {
 		return code
 	}
-	all := c.has("-a", "--all")
-	short := c.has("-s", "--short")
+	all := c.Has("-a", "--all")
+	short := c.Has("-s", "--short")
 	fields := []struct{ short, long, label, value string }{
 		{"-i", "--id", "Distributor ID", "Ubuntu"},
 		{"-d", "--description", "Description", "Ubuntu 22.04.4 LTS"},
@@ -31,7 +31,7 @@ func lsbReleaseTool(_ context.Context, _ *Machine, p *sshtest.Process) int {
 	}
 	any := false
 	for _, f := range fields {
-		any = any || c.has(f.short, f.long)
+		any = any || c.Has(f.short, f.long)
 	}
 	if all || !any {
 		errf(p, "No LSB modules are available.")
@@ -42,7 +42,7 @@ func lsbReleaseTool(_ context.Context, _ *Machine, p *sshtest.Process) int {
 	}
 	var short_ []string
 	for _, f := range fields {
-		if all || c.has(f.short, f.long) {
+		if all || c.Has(f.short, f.long) {
 			if short {
 				short_ = append(short_, f.value)
 			} else {
@@ -83,10 +83,10 @@ func unameTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 		{"-i", "--hardware-platform", machine},
 		{"-o", "--operating-system", "GNU/Linux"},
 	}
-	all := c.has("-a", "--all")
+	all := c.Has("-a", "--all")
 	var out []string
 	for _, f := range fields {
-		if all || c.has(f.short, f.long) {
+		if all || c.Has(f.short, f.long) {
 			out = append(out, f.value)
 		}
 	}

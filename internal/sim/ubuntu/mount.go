@@ -266,22 +266,22 @@ func mountTool(ctx context.Context, m *Machine, p *sshtest.Process) int {
 	if !ok {
 		return code
 	}
-	fstype, _ := c.value("-t", "--types")
+	fstype, _ := c.Value("-t", "--types")
 	var opts []string
-	for _, o := range c.values("-o", "--options") {
+	for _, o := range c.Values("-o", "--options") {
 		opts = append(opts, strings.Split(o, ",")...)
 	}
-	if c.has("-r", "--read-only") {
+	if c.Has("-r", "--read-only") {
 		opts = append(opts, "ro")
 	}
 	switch {
-	case c.has("-a", "--all"):
+	case c.Has("-a", "--all"):
 		if !isRoot(p) {
 			errf(p, "mount: only root can use \"--all\" option")
 			return 1
 		}
-		return m.mountAll(ctx, p, c.has("-v", "--verbose"))
-	case len(c.operands) == 0:
+		return m.mountAll(ctx, p, c.Has("-v", "--verbose"))
+	case len(c.Operands) == 0:
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		for _, mt := range m.mounts {
@@ -290,8 +290,8 @@ func mountTool(ctx context.Context, m *Machine, p *sshtest.Process) int {
 			}
 		}
 		return 0
-	case len(c.operands) == 1:
-		arg := c.operands[0]
+	case len(c.Operands) == 1:
+		arg := c.Operands[0]
 		abs := p.FS.Abs(arg)
 		for _, e := range m.readFstab() {
 			if e.file == abs || e.spec == arg || e.spec == abs {
@@ -302,17 +302,17 @@ func mountTool(ctx context.Context, m *Machine, p *sshtest.Process) int {
 					errf(p, "mount: %s: must be superuser to use mount.", e.file)
 					return 32
 				}
-				return m.mount(ctx, p, e.spec, e.file, fstype, append(slices.Clone(e.opts), opts...), c.has("-v", "--verbose"))
+				return m.mount(ctx, p, e.spec, e.file, fstype, append(slices.Clone(e.opts), opts...), c.Has("-v", "--verbose"))
 			}
 		}
 		errf(p, "mount: %s: can't find in /etc/fstab.", arg)
 		return 1
-	case len(c.operands) == 2:
+	case len(c.Operands) == 2:
 		if !isRoot(p) {
-			errf(p, "mount: %s: must be superuser to use mount.", p.FS.Abs(c.operands[1]))
+			errf(p, "mount: %s: must be superuser to use mount.", p.FS.Abs(c.Operands[1]))
 			return 32
 		}
-		return m.mount(ctx, p, c.operands[0], c.operands[1], fstype, opts, c.has("-v", "--verbose"))
+		return m.mount(ctx, p, c.Operands[0], c.Operands[1], fstype, opts, c.Has("-v", "--verbose"))
 	}
 	return p.Fail(1, "bad usage")
 }
@@ -452,12 +452,12 @@ func umountTool(ctx context.Context, m *Machine, p *sshtest.Process) int {
 	if !ok {
 		return code
 	}
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		return notModelled(p, "umount without a mount point")
 	}
 	code = 0
-	for _, arg := range c.operands {
-		if c := m.umount(ctx, p, arg, c.has("-v", "--verbose")); c != 0 {
+	for _, arg := range c.Operands {
+		if c := m.umount(ctx, p, arg, c.Has("-v", "--verbose")); c != 0 {
 			code = c
 		}
 	}
@@ -525,11 +525,11 @@ func mountpointTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 	if !ok {
 		return code
 	}
-	if len(c.operands) != 1 {
+	if len(c.Operands) != 1 {
 		return p.Fail(1, "bad usage\nTry 'mountpoint --help' for more information.")
 	}
-	quiet := c.has("-q", "--quiet")
-	arg := c.operands[0]
+	quiet := c.Has("-q", "--quiet")
+	arg := c.Operands[0]
 	real, err := p.FS.Realpath(arg)
 	if err != nil {
 		if !quiet {
@@ -560,7 +560,7 @@ func findmntTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 		return code
 	}
 	cols := []string{"TARGET", "SOURCE", "FSTYPE", "OPTIONS"}
-	if o, ok := c.value("-o", "--output"); ok {
+	if o, ok := c.Value("-o", "--output"); ok {
 		cols = strings.Split(strings.ToUpper(o), ",")
 	}
 	for _, col := range cols {
@@ -568,7 +568,7 @@ func findmntTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 			return notModelled(p, "findmnt column %s", col)
 		}
 	}
-	if len(c.operands) > 1 {
+	if len(c.Operands) > 1 {
 		return notModelled(p, "findmnt with several operands")
 	}
 	real := func(s string) string {
@@ -581,24 +581,24 @@ func findmntTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 	defer m.mu.Unlock()
 	var rows []*mountEntry
 	for _, mt := range m.mounts {
-		if t, ok := c.value("-t", "--types"); ok && !slices.Contains(strings.Split(t, ","), mt.FSType) {
+		if t, ok := c.Value("-t", "--types"); ok && !slices.Contains(strings.Split(t, ","), mt.FSType) {
 			continue
 		}
-		if s, ok := c.value("-S", "--source"); ok && mt.Source != s && mt.Source != real(s) {
+		if s, ok := c.Value("-S", "--source"); ok && mt.Source != s && mt.Source != real(s) {
 			continue
 		}
-		if d, ok := c.value("-M", "--mountpoint"); ok && mt.Target != real(d) {
+		if d, ok := c.Value("-M", "--mountpoint"); ok && mt.Target != real(d) {
 			continue
 		}
-		if len(c.operands) == 1 {
-			a := c.operands[0]
+		if len(c.Operands) == 1 {
+			a := c.Operands[0]
 			if mt.Target != real(a) && mt.Source != a && mt.Source != real(a) {
 				continue
 			}
 		}
 		rows = append(rows, mt)
 	}
-	if t, ok := c.value("-T", "--target"); ok {
+	if t, ok := c.Value("-T", "--target"); ok {
 		rows = nil
 		if mt := m.mountContainingLocked(real(t)); mt != nil {
 			rows = append(rows, mt)
@@ -643,7 +643,7 @@ func findmntTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 		return ""
 	}
 	table := [][]string{}
-	if !c.has("-n", "--noheadings") {
+	if !c.Has("-n", "--noheadings") {
 		table = append(table, cols)
 	}
 	for _, mt := range rows {
@@ -654,9 +654,9 @@ func findmntTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 		table = append(table, row)
 	}
 	switch {
-	case c.has("-P", "--pairs"):
+	case c.Has("-P", "--pairs"):
 		for i, row := range table {
-			if i == 0 && !c.has("-n", "--noheadings") {
+			if i == 0 && !c.Has("-n", "--noheadings") {
 				continue
 			}
 			var kv []string
@@ -665,7 +665,7 @@ func findmntTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 			}
 			outf(p, "%s", strings.Join(kv, " "))
 		}
-	case c.has("-r", "--raw"):
+	case c.Has("-r", "--raw"):
 		for _, row := range table {
 			outf(p, "%s", strings.Join(row, " "))
 		}
@@ -714,19 +714,19 @@ func dfTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 	if !ok {
 		return code
 	}
-	human := c.has("-h", "--human-readable")
+	human := c.Has("-h", "--human-readable")
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var rows []*mountEntry
 	code = 0
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		for _, mt := range m.mounts {
 			if mt.FSType != "proc" && mt.FSType != "sysfs" && mt.FSType != "devtmpfs" {
 				rows = append(rows, mt)
 			}
 		}
 	}
-	for _, a := range c.operands {
+	for _, a := range c.Operands {
 		real, err := p.FS.Realpath(a)
 		if err != nil {
 			p.Errorf("%s: %s", a, sshtest.ErrMessage(err))
@@ -741,10 +741,10 @@ func dfTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 	if human {
 		head[1], head[3] = "Size", "Avail"
 	}
-	if c.has("-P", "--portability") {
+	if c.Has("-P", "--portability") {
 		head[4] = "Capacity"
 	}
-	if c.has("-T", "--print-type") {
+	if c.Has("-T", "--print-type") {
 		head = slices.Insert(head, 1, "Type")
 	}
 	table := [][]string{head}
@@ -764,13 +764,13 @@ func dfTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 			return fmt.Sprint(kb)
 		}
 		row := []string{mt.Source, num(total), num(used), num(avail), pct, mt.Target}
-		if c.has("-T", "--print-type") {
+		if c.Has("-T", "--print-type") {
 			row = slices.Insert(row, 1, mt.FSType)
 		}
 		table = append(table, row)
 	}
 	right := []int{1, 2, 3, 4}
-	if c.has("-T", "--print-type") {
+	if c.Has("-T", "--print-type") {
 		right = []int{2, 3, 4, 5}
 	}
 	printTable(p, table, right)

@@ -484,14 +484,14 @@ func systemctlTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 	if !ok {
 		return code
 	}
-	if len(c.operands) == 0 {
+	if len(c.Operands) == 0 {
 		return notModelled(p, "systemctl without a verb (list-units)")
 	}
-	return m.systemctl(p, c, c.operands[0], c.operands[1:])
+	return m.systemctl(p, c, c.Operands[0], c.Operands[1:])
 }
 
 func (m *Machine) systemctl(p *sshtest.Process, c cmdline, verb string, args []string) int {
-	quiet := c.has("-q", "--quiet")
+	quiet := c.Has("-q", "--quiet")
 	root := isRoot(p)
 	needUnits := func() bool {
 		if len(args) == 0 {
@@ -589,7 +589,7 @@ func (m *Machine) systemctl(p *sshtest.Process, c cmdline, verb string, args []s
 				errf(p, "The unit files have no installation config (WantedBy=, RequiredBy=, Also=,\nAlias= settings in the [Install] section, and DefaultInstance= for template\nunits). This means they are not meant to be enabled or disabled using systemctl.\n ")
 			}
 		}
-		if c.has("--now") {
+		if c.Has("--now") {
 			kind := jobStart
 			switch verb {
 			case "disable":
@@ -802,7 +802,7 @@ func (m *Machine) printShow(p *sshtest.Process, c cmdline, name string) {
 	}
 	m.mu.Unlock()
 	var want []string
-	for _, v := range c.values("-p", "--property") {
+	for _, v := range c.Values("-p", "--property") {
 		want = append(want, strings.Split(v, ",")...)
 	}
 	if len(want) == 0 {
@@ -813,7 +813,7 @@ func (m *Machine) printShow(p *sshtest.Process, c cmdline, name string) {
 		if !ok {
 			continue
 		}
-		if c.has("--value") {
+		if c.Has("--value") {
 			outf(p, "%s", v)
 		} else {
 			outf(p, "%s=%s", k, v)
@@ -846,13 +846,13 @@ func hostnamectlTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 		return code
 	}
 	verb := "status"
-	args := c.operands
+	args := c.Operands
 	if len(args) > 0 {
 		verb, args = args[0], args[1:]
 	}
 	switch {
 	case verb == "status" && len(args) == 0, verb == "hostname" && len(args) == 0:
-		if verb == "hostname" || c.has("--static", "--transient", "--pretty") {
+		if verb == "hostname" || c.Has("--static", "--transient", "--pretty") {
 			outf(p, "%s", m.Hostname())
 			return 0
 		}
@@ -880,7 +880,7 @@ func hostnamectlTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 		}
 		return 0
 	}
-	return notModelled(p, "hostnamectl %s", strings.Join(c.operands, " "))
+	return notModelled(p, "hostnamectl %s", strings.Join(c.Operands, " "))
 }
 
 // validHostname checks a static host name as systemd does: labels of
