@@ -528,19 +528,7 @@ func (c *dockerCLI) images(args []string) int {
 		return 0
 	}
 	if format, ok := f.value("format"); ok {
-		if strings.HasPrefix(format, "table") {
-			c.errf("docker images --format table…: not modelled by internal/sim/containers")
-			return 1
-		}
-		for _, r := range rows {
-			out, err := renderTemplate(format, r)
-			if err != nil {
-				c.errf("%v", err)
-				return 1
-			}
-			c.outf("%s", out)
-		}
-		return 0
+		return printFormatted(c, "images", format, rows)
 	}
 	tbl := [][]string{{"REPOSITORY", "TAG", "IMAGE ID", "CREATED", "SIZE"}}
 	for _, r := range rows {
@@ -1156,6 +1144,24 @@ func (c *dockerCLI) logout(args []string) int {
 		}
 	}); err != nil {
 		c.errf("WARNING: could not erase credentials: %v", err)
+	}
+	return 0
+}
+
+// printFormatted prints one line per row through a --format template, as
+// `docker images` and `docker ps` do; table formats are not modelled.
+func printFormatted[R any](c *dockerCLI, cmd, format string, rows []R) int {
+	if strings.HasPrefix(format, "table") {
+		c.errf("docker %s --format table…: not modelled by internal/sim/containers", cmd)
+		return 1
+	}
+	for _, r := range rows {
+		out, err := renderTemplate(format, r)
+		if err != nil {
+			c.errf("%v", err)
+			return 1
+		}
+		c.outf("%s", out)
 	}
 	return 0
 }

@@ -647,19 +647,7 @@ func (c *dockerCLI) ps(args []string) int {
 		return 0
 	}
 	if format, ok := f.value("format"); ok {
-		if strings.HasPrefix(format, "table") {
-			c.errf("docker ps --format table…: not modelled by internal/sim/containers")
-			return 1
-		}
-		for _, r := range rows {
-			out, err := renderTemplate(format, r)
-			if err != nil {
-				c.errf("%v", err)
-				return 1
-			}
-			c.outf("%s", out)
-		}
-		return 0
+		return printFormatted(c, "ps", format, rows)
 	}
 	tbl := [][]string{{"CONTAINER ID", "IMAGE", "COMMAND", "CREATED", "STATUS", "PORTS", "NAMES"}}
 	for _, r := range rows {
