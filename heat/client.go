@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 
@@ -199,7 +200,7 @@ func (c *Client) findStack(ctx context.Context, identity string) (stackRef, *sta
 	if identity == "" {
 		return stackRef{}, nil, errors.New("heat: no stack given")
 	}
-	st, err := stacks.Find(ctx, c.orch, identity).Extract()
+	st, err := stacks.Find(ctx, c.orch, seg(identity)).Extract()
 	if err != nil {
 		what := "cannot read the stack"
 		if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
@@ -216,7 +217,7 @@ func (c *Client) findStack(ctx context.Context, identity string) (stackRef, *sta
 
 // resources lists a stack's resources.
 func (c *Client) resources(ctx context.Context, st stackRef) ([]stackresources.Resource, error) {
-	pages, err := stackresources.List(c.orch, st.Name, st.ID, nil).AllPages(ctx)
+	pages, err := stackresources.List(c.orch, seg(st.Name), seg(st.ID), nil).AllPages(ctx)
 	if err == nil {
 		var rs []stackresources.Resource
 		if rs, err = stackresources.ExtractResources(pages); err == nil {
@@ -229,7 +230,7 @@ func (c *Client) resources(ctx context.Context, st stackRef) ([]stackresources.R
 // resource reads one resource with its attributes and checks that it is
 // complete.
 func (c *Client) resource(ctx context.Context, st stackRef, name string) (*stackresources.Resource, error) {
-	r, err := stackresources.Get(ctx, c.orch, st.Name, st.ID, name).Extract()
+	r, err := stackresources.Get(ctx, c.orch, seg(st.Name), seg(st.ID), seg(name)).Extract()
 	if err != nil {
 		what := "cannot read the resource"
 		if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
@@ -245,7 +246,7 @@ func (c *Client) resource(ctx context.Context, st stackRef, name string) (*stack
 
 // template reads a stack's template (Heat returns it as JSON).
 func (c *Client) template(ctx context.Context, st stackRef) ([]byte, error) {
-	b, err := stacktemplates.Get(ctx, c.orch, st.Name, st.ID).Extract()
+	b, err := stacktemplates.Get(ctx, c.orch, seg(st.Name), seg(st.ID)).Extract()
 	if err != nil {
 		return nil, &Error{Stack: st.String(), Err: err, what: "cannot read the template"}
 	}
@@ -254,7 +255,10 @@ func (c *Client) template(ctx context.Context, st stackRef) ([]byte, error) {
 
 // nestedStack returns the stack behind a resource (a group, a member):
 // from the resource's "nested" link when Heat gives one, else by looking
-// the physical ID up.
+// the physical ID up. The link's segments are escaped (Heat builds it with
+// HeatIdentifier.stack_path, urlparse.quote with no safe characters,
+// heat/common/identifier.py), so they are unescaped here and escaped again,
+// once, when they go into a URL.
 func (c *Client) nestedStack(ctx context.Context, parent stackRef, r stackresources.Resource) (stackRef, error) {
 	if r.PhysicalID == "" {
 		return stackRef{}, &Error{Stack: parent.String(), Resource: r.Name, Attribute: "physical_resource_id", Err: ErrNotFound, what: "resource has no physical ID (not created yet?)"}
@@ -264,8 +268,14 @@ func (c *Client) nestedStack(ctx context.Context, parent stackRef, r stackresour
 			continue
 		}
 		parts := strings.Split(strings.TrimRight(l.Href, "/"), "/")
-		if n := len(parts); n >= 2 && parts[n-1] == r.PhysicalID {
-			return stackRef{Name: parts[n-2], ID: parts[n-1]}, nil
+		n := len(parts)
+		if n < 2 {
+			continue
+		}
+		name, err1 := url.PathUnescape(parts[n-2])
+		id, err2 := url.PathUnescape(parts[n-1])
+		if err1 == nil && err2 == nil && name != "" && id == r.PhysicalID {
+			return stackRef{Name: name, ID: id}, nil
 		}
 	}
 	ref, _, err := c.findStack(ctx, r.PhysicalID)

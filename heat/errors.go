@@ -15,11 +15,21 @@ var (
 	// ErrWrongType: a parameter names a resource of the wrong type (an
 	// aspect_id that is not an AutoScalingGroup, a CP that is not a port).
 	ErrWrongType = errors.New("wrong resource type")
+	// ErrInvalidName: a stack or resource name the caller gave cannot be
+	// a Heat name (see [CheckResourceName] and [CheckStack]); no request
+	// was sent.
+	ErrInvalidName = errors.New("invalid name")
 )
 
 // Error is a topology problem: which stack, resource and attribute, and
-// what is wrong with it.
+// what is wrong with it; or, with Param set, a name the caller gave that
+// cannot be one in Heat.
 type Error struct {
+	// Param is the parameter that holds an invalid name (stack, aspect_id,
+	// ssh_cp_name, nic_cp_name, cluster_cp_name, cluster_fip_name,
+	// volume_resource_id) when that is the problem: Err is then
+	// ErrInvalidName, and Stack or Resource holds the name.
+	Param string
 	// Stack is the stack's name and ID, or the name or ID it was asked by.
 	Stack string
 	// Resource is the resource's name; empty for a problem with the stack.
@@ -36,9 +46,25 @@ type Error struct {
 }
 
 // Error describes the problem with its full location, e.g.
-// `heat: stack vnf-1 (8f…): resource workerNode_CP2: attribute fixed_ips: missing`.
+// `heat: stack vnf-1 (8f…): resource workerNode_CP2: attribute fixed_ips: missing`,
+// or names the parameter, e.g.
+// `heat: ssh_cp_name "a/b": must not contain "/": Heat resource names cannot`.
 func (e *Error) Error() string {
 	var b strings.Builder
+	if e.Param != "" {
+		b.WriteString("heat: ")
+		b.WriteString(e.Param)
+		b.WriteString(" ")
+		b.WriteString(quoteName(cmpOr(e.Resource, e.Stack)))
+		if what := e.what; what != "" || e.Err != nil {
+			if what == "" {
+				what = e.Err.Error()
+			}
+			b.WriteString(": ")
+			b.WriteString(what)
+		}
+		return b.String()
+	}
 	b.WriteString("heat: stack ")
 	b.WriteString(e.Stack)
 	if e.Resource != "" {

@@ -50,8 +50,17 @@ func (g Group) String() string {
 }
 
 // Nodes resolves the nodes of each group in the VNF whose top-level stack
-// is stack (a name or an ID), in [lcm.CompareNodes] order.
+// is stack (a name or an ID), in [lcm.CompareNodes] order. A stack or
+// resource name that Heat cannot have is an [ErrInvalidName] error before
+// any request is sent.
 func (c *Client) Nodes(ctx context.Context, stack string, groups ...Group) ([]lcm.Node, error) {
+	ps := []param{stackParam(stack)}
+	for _, g := range groups {
+		ps = append(ps, groupParams(g)...)
+	}
+	if err := checkParams(ps...); err != nil {
+		return nil, err
+	}
 	top, _, err := c.findStack(ctx, stack)
 	if err != nil {
 		return nil, err
@@ -78,9 +87,6 @@ type member struct {
 
 // groupNodes resolves one group.
 func (c *Client) groupNodes(ctx context.Context, top stackRef, g Group) ([]lcm.Node, error) {
-	if g.SSHCP == "" {
-		return nil, fmt.Errorf("heat: group %s: ssh_cp_name is empty", g.Role)
-	}
 	if g.AspectID == "" {
 		n, err := c.node(ctx, g, member{stack: top})
 		if err != nil {
@@ -265,8 +271,12 @@ type ClusterAddress struct {
 // single master; cluster_fip_name, when not empty, in the top-level stack.
 func (c *Client) ClusterAddress(ctx context.Context, stack string, masters Group, clusterCP, clusterFIP string) (ClusterAddress, error) {
 	var out ClusterAddress
-	if clusterCP == "" {
-		return out, fmt.Errorf("heat: cluster_cp_name is empty")
+	err := checkParams(stackParam(stack),
+		param{field: "aspect_id", name: masters.AspectID, role: masters.Role, optional: true},
+		param{field: "cluster_cp_name", name: clusterCP},
+		param{field: "cluster_fip_name", name: clusterFIP, optional: true})
+	if err != nil {
+		return out, err
 	}
 	top, _, err := c.findStack(ctx, stack)
 	if err != nil {
@@ -297,6 +307,9 @@ func (c *Client) ClusterAddress(ctx context.Context, stack string, masters Group
 // stack: the first fixed IP of a port (as nfs_server_cp is read), or the
 // address of a floating IP.
 func (c *Client) CPAddress(ctx context.Context, stack, cp string) (string, error) {
+	if err := checkParams(stackParam(stack), param{field: "cp", name: cp}); err != nil {
+		return "", err
+	}
 	top, _, err := c.findStack(ctx, stack)
 	if err != nil {
 		return "", err
@@ -334,6 +347,9 @@ type Volume struct {
 // Volume resolves a Cinder volume resource of the top-level stack
 // (volume_resource_id) to its ID and first attachment.
 func (c *Client) Volume(ctx context.Context, stack, resource string) (Volume, error) {
+	if err := checkParams(stackParam(stack), param{field: "volume_resource_id", name: resource}); err != nil {
+		return Volume{}, err
+	}
 	top, _, err := c.findStack(ctx, stack)
 	if err != nil {
 		return Volume{}, err

@@ -55,6 +55,9 @@ func (c *Client) ScaleInTargets(ctx context.Context, stack string, g Group, req 
 	if err != nil {
 		return nil, err
 	}
+	if err := checkParams(append([]param{stackParam(stack)}, groupParams(g)...)...); err != nil {
+		return nil, err
+	}
 	top, st, err := c.findStack(ctx, stack)
 	if err != nil {
 		return nil, err

@@ -972,9 +972,9 @@ func TestClockAndRequests(t *testing.T) {
 	}
 	reqs := srv.Requests()
 	want := []heattest.Request{
-		{Method: "POST", Path: "/identity/v3/auth/tokens", Status: 201},
-		{Method: "GET", Path: "/heat/v1/" + srv.ProjectID() + "/stacks/b", Status: 302},
-		{Method: "GET", Path: "/heat/v1/" + srv.ProjectID() + "/stacks/b/" + b.ID(), Status: 200},
+		{Method: "POST", Path: "/identity/v3/auth/tokens", RawPath: "/identity/v3/auth/tokens", Status: 201},
+		{Method: "GET", Path: "/heat/v1/" + srv.ProjectID() + "/stacks/b", RawPath: "/heat/v1/" + srv.ProjectID() + "/stacks/b", Status: 302},
+		{Method: "GET", Path: "/heat/v1/" + srv.ProjectID() + "/stacks/b/" + b.ID(), RawPath: "/heat/v1/" + srv.ProjectID() + "/stacks/b/" + b.ID(), Status: 200},
 	}
 	if !slices.Equal(reqs, want) {
 		t.Errorf("requests %+v, want %+v", reqs, want)

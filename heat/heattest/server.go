@@ -56,6 +56,9 @@ type Config struct {
 type Request struct {
 	// Method is the HTTP method, Path the URL path (unescaped).
 	Method, Path string
+	// RawPath is the path as the request line carried it, escapes kept:
+	// what a client put on the wire.
+	RawPath string
 	// Query is the raw query string, without "?".
 	Query string
 	// Status is the status code of the response.
@@ -337,9 +340,21 @@ func (s *Server) tickLocked() time.Time {
 }
 
 // ServeHTTP answers one Keystone or Heat request and records it.
+//
+// It routes on the decoded path, r.URL.Path, split on "/" afterwards, as
+// Heat does: the WSGI server decodes the whole path into PATH_INFO first
+// (eventlet.wsgi's get_environ: urllib.parse.unquote of the request line's
+// path; RAW_PATH_INFO keeps the original), and routes.Mapper then matches
+// PATH_INFO against patterns such as
+// /{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name}
+// (heat/api/openstack/v1/__init__.py), whose variables match [^/]+. So
+// "%3F" reaches Heat as a "?" inside a name, and "%2F" as a "/" that
+// separates segments: a name can never hold a "/", and no dot segments
+// are resolved.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	p := r.URL.Path
+	raw, _, _ := strings.Cut(r.RequestURI, "?")
 	switch {
 	case p == "/" || p == "/identity" || p == "/identity/":
 		s.serveVersions(rec, r)
@@ -351,7 +366,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(rec, http.StatusNotFound, keystoneError(http.StatusNotFound, "Could not find the requested URL."), nil)
 	}
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: p, Query: r.URL.RawQuery, Status: rec.status})
+	s.requests = append(s.requests, Request{Method: r.Method, Path: p, RawPath: raw, Query: r.URL.RawQuery, Status: rec.status})
 	s.mu.Unlock()
 }
 

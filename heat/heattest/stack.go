@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -234,10 +235,14 @@ func (s *Server) removeResourceLocked(r *Resource) {
 }
 
 // newResourceLocked adds a resource in CREATE_COMPLETE to st. It panics if
-// the name is taken.
+// the name is taken or has a "/", which Heat refuses in resource names
+// (heat/engine/resource.py, Resource.__init__ → _validate_name).
 func (st *Stack) newResourceLocked(name, typ string, k kind) *Resource {
 	if name == "" {
 		panic("heattest: empty resource name")
+	}
+	if strings.Contains(name, "/") {
+		panic(fmt.Sprintf("heattest: resource name %q contains \"/\"", name))
 	}
 	if _, dup := st.byName[name]; dup {
 		panic(fmt.Sprintf("heattest: resource %q already exists in stack %s", name, st.name))
