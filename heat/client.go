@@ -231,6 +231,9 @@ func (c *Client) resources(ctx context.Context, st stackRef) ([]stackresources.R
 // complete.
 func (c *Client) resource(ctx context.Context, st stackRef, name string) (*stackresources.Resource, error) {
 	r, err := stackresources.Get(ctx, c.orch, seg(st.Name), seg(st.ID), seg(name)).Extract()
+	if err == nil && (r == nil || r.Name == "") {
+		err = errors.New("the response holds no resource")
+	}
 	if err != nil {
 		what := "cannot read the resource"
 		if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
