@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -943,6 +944,7 @@ func TestBuilderPanics(t *testing.T) {
 		"volume of non-server": func() { st.AddVolume("v", "p", "/dev/vdb", 1) },
 		"replace non-server":   func() { st.ReplaceServer("p") },
 		"bad group spec":       func() { st.AddGroup("g", heattest.GroupSpec{MinSize: 2, Desired: 1}) },
+		"slash in a name":      func() { st.AddPort("a/b", "10.0.0.3") },
 	} {
 		t.Run(name, func(t *testing.T) {
 			defer func() {
@@ -952,6 +954,54 @@ func TestBuilderPanics(t *testing.T) {
 			}()
 			f()
 		})
+	}
+}
+
+// TestPathDecoding: the server decodes the path before it splits it, as
+// Heat's WSGI server and routes do. An escaped "?" is part of a name, an
+// unescaped one starts the query; "%2F" separates segments, so no name
+// holds a "/"; dot segments are not resolved.
+func TestPathDecoding(t *testing.T) {
+	srv := heattest.Start(t, heattest.Config{})
+	st := srv.CreateStack("s1")
+	st.AddPort("my_CP", "10.0.0.1")
+	st.AddPort("my_CP?x=1", "10.0.0.2")
+	st.AddPort("a b%", "10.0.0.3")
+	c := orchestration(t, srv, srv.AuthOptions())
+	get := func(name string) (string, int) {
+		r, err := stackresources.Get(t.Context(), c, st.Name(), st.ID(), name).Extract()
+		var code gophercloud.ErrUnexpectedResponseCode
+		switch {
+		case err == nil && r == nil:
+			return "(no resource)", 200
+		case err == nil:
+			return r.Name, 200
+		case errors.As(err, &code):
+			return "", code.Actual
+		}
+		t.Fatalf("get %q: %v", name, err)
+		return "", 0
+	}
+	for _, tt := range []struct {
+		segment, name string
+		status        int
+		rawPath       string // suffix of the request's raw path
+	}{
+		{url.PathEscape("my_CP?x=1"), "my_CP?x=1", 200, "/resources/my_CP%3Fx=1"},
+		{"my_CP?x=1", "my_CP", 200, "/resources/my_CP"}, // what an unescaped name does
+		{url.PathEscape("a b%"), "a b%", 200, "/resources/a%20b%25"},
+		{url.PathEscape("../my_CP"), "", 404, "/resources/..%2Fmy_CP"},
+		{"../my_CP", "", 404, "/resources/../my_CP"},
+		{"..", "", 404, "/resources/.."},
+		{"x/../my_CP", "", 404, "/resources/x/../my_CP"}, // a server that cleaned paths would find my_CP
+		{"my%2FCP", "", 404, "/resources/my%2FCP"},
+	} {
+		before := len(srv.Requests())
+		name, status := get(tt.segment)
+		reqs := srv.Requests()[before:]
+		if name != tt.name || status != tt.status || len(reqs) != 1 || !strings.HasSuffix(reqs[0].RawPath, tt.rawPath) {
+			t.Errorf("segment %q: got %q (%d), requests %+v; want %q (%d), raw path ...%s", tt.segment, name, status, reqs, tt.name, tt.status, tt.rawPath)
+		}
 	}
 }
 
