@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
@@ -57,6 +58,7 @@ func (p InstallParams) Port() int {
 
 // Validate checks the parameters before anything runs.
 func (p *InstallParams) Validate(v *lcm.Validator) {
+	heat.ValidateResourceName(v, "ssh_cp_name", p.SSHCPName)
 	if p.SSHUsername != "" && !validUsername(p.SSHUsername) {
 		v.At("ssh_username").Errorf("must be a Unix user name, got %q", p.SSHUsername)
 	}

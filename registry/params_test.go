@@ -161,6 +161,10 @@ func TestBadInstallParameters(t *testing.T) {
 			InstallParamKey + ".proxy.http_proxy: must be a URL without quotes"},
 		{"proxy scheme", `{"ssh_cp_name": "CP1", "ssh_username": "u", "ssh_password": "pw", "proxy": {"https_proxy": "ftp://p"}}`,
 			InstallParamKey + ".proxy.https_proxy: must be an http:// or https:// URL"},
+		{"CP outside its segment", `{"ssh_cp_name": "../x", "ssh_username": "u", "ssh_password": "pw"}`,
+			InstallParamKey + `.ssh_cp_name: "../x" must not contain "/"`},
+		{"CP with a control character", `{"ssh_cp_name": "CP1\u0000", "ssh_username": "u", "ssh_password": "pw"}`,
+			InstallParamKey + `.ssh_cp_name: "CP1\x00" must not contain control characters`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

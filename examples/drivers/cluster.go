@@ -35,6 +35,16 @@ type NodeParams struct {
 	ClusterFIPName string        `json:"cluster_fip_name"`
 }
 
+// Validate checks that the names of Heat resources are names Heat can
+// have (see heat.CheckResourceName).
+func (p *NodeParams) Validate(v *lcm.Validator) {
+	heat.ValidateResourceName(v, "aspect_id", p.AspectID)
+	heat.ValidateResourceName(v, "ssh_cp_name", p.SSHCPName)
+	heat.ValidateResourceName(v, "nic_cp_name", p.NICCPName)
+	heat.ValidateResourceName(v, "cluster_cp_name", p.ClusterCPName)
+	heat.ValidateResourceName(v, "cluster_fip_name", p.ClusterFIPName)
+}
+
 // Group returns where Heat keeps the nodes.
 func (p NodeParams) Group(role lcm.Role) heat.Group {
 	return heat.Group{Role: role, AspectID: p.AspectID, SSHCP: p.SSHCPName, NICCP: p.NICCPName}

@@ -38,3 +38,22 @@ func TestEverySamplesClusterParamsDecode(t *testing.T) {
 		t.Errorf("a misspelt key: %v", err)
 	}
 }
+
+func TestHeatNamesAreFieldErrors(t *testing.T) {
+	_, err := DecodeClusterParams(json.RawMessage(`{"k8s_cluster_installation_param": {
+		"master_node": {"aspect_id": "..", "ssh_cp_name": "m?x=1", "cluster_cp_name": "vip/CP", "username": "u", "password": "p"},
+		"worker_node": {"ssh_cp_name": "w", "nic_cp_name": "w\tCP", "username": "u", "password": "p"}}}`), nil)
+	want := []string{
+		`k8s_cluster_installation_param.master_node.aspect_id: ".." must not be ".."`,
+		`k8s_cluster_installation_param.master_node.cluster_cp_name: "vip/CP" must not contain "/"`,
+		`k8s_cluster_installation_param.worker_node.nic_cp_name: "w\tCP" must not contain control characters`,
+	}
+	for _, w := range want {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error %v does not say %q", err, w)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "ssh_cp_name") {
+		t.Errorf("m?x=1 is a name Heat can have, and is escaped: %v", err)
+	}
+}
