@@ -26,6 +26,15 @@
 // through the VnfInstance's vnfcResourceInfo to nodes, an empty list
 // meaning the entire VNF.
 //
+// Names: every stack and resource name goes into Heat's URLs as one
+// escaped path segment, so that it addresses that name and nothing else.
+// The names a caller gives (the stack, aspect_id, ssh_cp_name, nic_cp_name,
+// cluster_cp_name, cluster_fip_name, a volume) are checked before any
+// request is sent: a name Heat cannot have is an [*Error] with Param set
+// and [ErrInvalidName]. Parameter types call [ValidateResourceName] from
+// their Validate methods to report the same as a field error when the
+// request is decoded.
+//
 // A [Client] wraps a gophercloud orchestration ServiceClient ([New]);
 // [Connect] builds one from clouds.yaml or the OS_* environment and
 // [ConnectVIM] from the OpenStack entry of a VNF's vimConnectionInfo, both

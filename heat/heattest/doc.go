@@ -36,6 +36,11 @@
 // group members have 12-character short-id names, and a replaced server is
 // a new resource (CREATE_COMPLETE, new creation time), as in Heat.
 //
+// Paths are decoded before they are split on "/", as Heat's WSGI server
+// and routes do: an escaped "?" is part of a name, "%2F" separates
+// segments, and dot segments are not resolved. Server.Requests records
+// each path both decoded and as it was sent.
+//
 // Time is a logical clock (Config.Start, 2026-01-01T00:00:00Z by default):
 // every stack or resource creation and every update takes the current
 // second and moves the clock one second on, so creation times are strictly
