@@ -118,7 +118,11 @@ func checkDecoded(path string, v reflect.Value) []string {
 		}
 	case reflect.Slice:
 		for i := range v.Len() {
-			bad = append(bad, checkDecoded(fmt.Sprintf("%s[%d]", path, i), v.Index(i))...)
+			p := fmt.Sprintf("%s[%d]", path, i)
+			if e := v.Index(i); e.Kind() == reflect.Pointer && e.IsNil() {
+				bad = append(bad, p+": nil")
+			}
+			bad = append(bad, checkDecoded(p, v.Index(i))...)
 		}
 	case reflect.Map:
 		for it := v.MapRange(); it.Next(); {
