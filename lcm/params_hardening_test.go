@@ -318,6 +318,7 @@ func (e echo) Validate(v *lcm.Validator) {
 	v.At("value").Errorf("must be short, got %q", e.Value)
 	v.At("value").Errorf("%v", errors.New("wrapped: "+e.Value))
 	v.At("value").Errorf("%s", []byte(e.Value))
+	v.At("value").Errorf("%v", []string{e.Value}) // not clipped by argument, only as a whole
 }
 
 func TestProblemsNeverEchoLongValues(t *testing.T) {
@@ -333,6 +334,7 @@ func TestProblemsNeverEchoLongValues(t *testing.T) {
 		`e.value: must be short, got "`+xs+`"… (4000 bytes)`,
 		`e.value: wrapped: `+xs+xs[9:]+`… (4009 bytes)`,
 		`e.value: `+xs+`… (4000 bytes)`,
+		`e.value: [`+strings.Repeat("x", 499)+`…`,
 		`f.cidr: netip.ParsePrefix("`+strings.Repeat("x", 200-len(`netip.ParsePrefix("`))+`… (4029 bytes)`,
 		`f.plain: 1`+strings.Repeat("0", 99)+`… (4001 bytes) is out of range for int`,
 		`f.port: the string "`+strings.Repeat("1", 100)+`"… (4000 bytes) is out of range for an integer`,
