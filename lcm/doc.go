@@ -35,10 +35,12 @@
 //
 // Each domain package owns typed structs for its part of additionalParams.
 // [DecodeParams] decodes one additionalParams object into several of them
-// at once, reports every unknown key, type mismatch and missing required
-// value with its full path, then runs their Validate methods (see
-// [Validator]) — all before any remote command runs. [Int] and [Bool]
-// accept the strings Tacker sends for numbers and flags.
+// at once, reports every unknown key, type mismatch, missing required
+// value, null list element and oversized string or list (see
+// [DefaultMaxString], [DefaultMaxList] and the params:"max=N" tag) with its
+// full path, then runs their Validate methods (see [Validator]) — all
+// before any remote command runs. [Int] and [Bool] accept the strings
+// Tacker sends for numbers and flags.
 //
 // # Nodes
 //

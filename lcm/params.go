@@ -2,6 +2,7 @@ package lcm
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -38,7 +39,29 @@ type DecodeOptions struct {
 	// AllowKeys are top-level keys that belong to other consumers and are
 	// therefore not reported as unknown, in addition to [TackerKeys].
 	AllowKeys []string
+	// MaxString caps the length in bytes of every JSON string decoded into
+	// a target (map keys included); 0 means [DefaultMaxString]. A struct
+	// field tagged `params:"max=N"` has the cap N instead.
+	MaxString int
+	// MaxList caps the number of elements of every JSON array decoded into
+	// a slice and of entries of every object decoded into a map; 0 means
+	// [DefaultMaxList]. A struct field tagged `params:"max=N"` has the cap
+	// N instead.
+	MaxList int
 }
+
+// The default size caps of [DecodeOptions]. A value over its cap is a
+// problem at its path, found before anything else is decoded inside it, so
+// that oversized input fails early and clearly rather than deep inside a
+// remote command.
+const (
+	// DefaultMaxString is the default cap on a string: 4 KiB, the size of
+	// PATH_MAX and far more than a name, address, URL or password needs.
+	DefaultMaxString = 4096
+	// DefaultMaxList is the default cap on the elements of an array or the
+	// entries of a map.
+	DefaultMaxList = 1000
+)
 
 // TackerKeys returns the top-level additionalParams keys that Tacker
 // itself reads (user data scripts, Kubernetes definition files, VNF
@@ -104,10 +127,30 @@ const rootPath = "additionalParams"
 //   - every missing required value: a target marked [Target.Required], or a
 //     struct field tagged `params:"required"` in an object that is present.
 //     Absent, null, "", [] and {} do not count as present;
+//   - every null where a value cannot be absent: an array element or a map
+//     value, like `"private_registry_connection_info": [null]` ("...[0]:
+//     must be an object, got null"), unless its type is an interface
+//     (any), where null is nil. A struct, in particular, is never made up from null,
+//     so every struct the decoder returns has its required fields and has
+//     been validated;
+//   - every string longer than [DecodeOptions.MaxString] bytes and every
+//     array or map with more than [DecodeOptions.MaxList] elements (by
+//     default [DefaultMaxString] and [DefaultMaxList]; a struct field
+//     tagged `params:"max=N"` has the cap N instead, on its string's bytes
+//     or its elements, whichever it holds), without decoding the value;
 //   - every error of a json.Unmarshaler or encoding.TextUnmarshaler, like
 //     [Int] or netip.Prefix, except that a [remote.Secret] mismatch never
 //     echoes the input;
 //   - duplicate keys.
+//
+// null means absent wherever a value may be absent: for a top-level key
+// (a [Target.Required] one is then "is required"; an optional one is left
+// as it was) and for an object's member (a required field is then "is
+// required"; an optional one is zero: a nil pointer, slice or map, "", 0).
+//
+// No message quotes more than 100 characters of a value (200 of an
+// error's text, which may itself quote one), nor is longer than 500
+// characters; this includes the messages of Validate methods.
 //
 // Then every value present in the input whose type has a method
 // Validate(*Validator) (see [Validatable]) is validated, children before
@@ -131,7 +174,12 @@ func DecodeParams(raw json.RawMessage, opts DecodeOptions, targets ...Target) er
 	if err := checkTargets(targets); err != nil {
 		return err
 	}
-	d := &decoder{pkg: opts.Package, fields: map[reflect.Type][]fieldInfo{}}
+	d := &decoder{
+		pkg:       opts.Package,
+		maxString: cmp.Or(max(opts.MaxString, 0), DefaultMaxString),
+		maxList:   cmp.Or(max(opts.MaxList, 0), DefaultMaxList),
+		fields:    map[reflect.Type][]fieldInfo{},
+	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
@@ -159,7 +207,7 @@ func DecodeParams(raw json.RawMessage, opts DecodeOptions, targets ...Target) er
 		switch {
 		case i < 0 && slices.Contains(allowed, m.key):
 		case i < 0:
-			d.unknownKey(m.key, m.key, known)
+			d.unknownKey(joinField("", m.key), m.key, known)
 		case seen[i] != absent:
 			d.addf(m.key, "duplicate key")
 		default:
@@ -170,7 +218,7 @@ func DecodeParams(raw json.RawMessage, opts DecodeOptions, targets ...Target) er
 				d.addf(m.key, "must not be empty")
 			default:
 				fresh[i] = reflect.New(reflect.TypeOf(targets[i].into).Elem())
-				d.decode(m.key, m.value, fresh[i].Elem())
+				d.decode(m.key, m.value, fresh[i].Elem(), limits{})
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package lcm
 
 import (
+	"cmp"
 	"encoding"
 	"encoding/json"
 	"errors"
@@ -14,10 +15,19 @@ import (
 
 // decoder holds the state of one DecodeParams call.
 type decoder struct {
-	pkg      *Package
-	problems []Problem
-	broken   int // how many of the problems are decoding (not validation) problems
-	fields   map[reflect.Type][]fieldInfo
+	pkg       *Package
+	maxString int // DecodeOptions.MaxString or its default
+	maxList   int // DecodeOptions.MaxList or its default
+	problems  []Problem
+	broken    int // how many of the problems are decoding (not validation) problems
+	fields    map[reflect.Type][]fieldInfo
+}
+
+// limits are the size caps of one value, from its field's params:"max=N"
+// tag; zero means the decoder's default.
+type limits struct {
+	str  int // bytes of a JSON string
+	list int // elements of an array, entries of an object decoded into a map
 }
 
 // addf records a decoding problem.
@@ -26,9 +36,11 @@ func (d *decoder) addf(path, format string, args ...any) {
 	d.invalidf(path, format, args...)
 }
 
-// invalidf records a validation problem.
+// invalidf records a validation problem. Every message is formatted here,
+// so that no value, however long, is echoed whole: see [clipArgs].
 func (d *decoder) invalidf(path, format string, args ...any) {
-	d.problems = append(d.problems, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
+	msg := clipText(fmt.Sprintf(format, clipArgs(args)...), maxMessage)
+	d.problems = append(d.problems, Problem{Path: path, Message: msg})
 }
 
 func (d *decoder) mismatch(path, want string, raw []byte) {
@@ -49,17 +61,26 @@ func (d *decoder) unknownKey(path, key string, known []string) {
 // decode fills the settable v from raw and then, if v and everything in it
 // decoded without problems (validation problems of its children and unknown
 // keys do not count), validates v. null leaves v as it is and is not
-// validated, as if the key were absent.
-func (d *decoder) decode(path string, raw json.RawMessage, v reflect.Value) {
-	if jsonKindOf(raw) == "null" {
+// validated, as if the key were absent: callers for which null cannot mean
+// absent (array elements, map values) reject it first, with [nullable]. A
+// string longer than its cap is a problem and is not decoded.
+func (d *decoder) decode(path string, raw json.RawMessage, v reflect.Value, lim limits) {
+	switch jsonKindOf(raw) {
+	case "null":
 		switch v.Kind() {
 		case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
 			v.SetZero()
 		}
 		return
+	case "a string":
+		var s string
+		if err := json.Unmarshal(raw, &s); err == nil && len(s) > cmp.Or(lim.str, d.maxString) {
+			d.addf(path, "is %d bytes long; the limit is %d", len(s), cmp.Or(lim.str, d.maxString))
+			return
+		}
 	}
 	before := d.broken
-	d.decodeValue(path, raw, v)
+	d.decodeValue(path, raw, v, lim)
 	if d.broken == before && v.Kind() != reflect.Pointer && v.Kind() != reflect.Interface {
 		if val, ok := v.Addr().Interface().(Validatable); ok {
 			val.Validate(&Validator{d: d, path: path})
@@ -68,7 +89,7 @@ func (d *decoder) decode(path string, raw json.RawMessage, v reflect.Value) {
 }
 
 // decodeValue fills the settable, addressable v from the non-null raw.
-func (d *decoder) decodeValue(path string, raw json.RawMessage, v reflect.Value) {
+func (d *decoder) decodeValue(path string, raw json.RawMessage, v reflect.Value, lim limits) {
 	t := v.Type()
 	kind := jsonKindOf(raw)
 	if t == reflect.TypeFor[remote.Secret]() && kind != "a string" {
@@ -77,7 +98,7 @@ func (d *decoder) decodeValue(path string, raw json.RawMessage, v reflect.Value)
 	}
 	if u, ok := v.Addr().Interface().(json.Unmarshaler); ok {
 		if err := u.UnmarshalJSON(raw); err != nil {
-			d.addf(path, "%s", err.Error())
+			d.addf(path, "%v", err)
 		}
 		return
 	}
@@ -86,7 +107,7 @@ func (d *decoder) decodeValue(path string, raw json.RawMessage, v reflect.Value)
 		if kind != "a string" || json.Unmarshal(raw, &s) != nil {
 			d.mismatch(path, "a string", raw)
 		} else if err := u.UnmarshalText([]byte(s)); err != nil {
-			d.addf(path, "%s", err.Error())
+			d.addf(path, "%v", err)
 		}
 		return
 	}
@@ -95,13 +116,13 @@ func (d *decoder) decodeValue(path string, raw json.RawMessage, v reflect.Value)
 		if v.IsNil() {
 			v.Set(reflect.New(t.Elem()))
 		}
-		d.decode(path, raw, v.Elem())
+		d.decode(path, raw, v.Elem(), lim)
 	case reflect.Struct:
 		d.decodeStruct(path, raw, v)
 	case reflect.Map:
-		d.decodeMap(path, raw, v)
+		d.decodeMap(path, raw, v, lim)
 	case reflect.Slice:
-		d.decodeSlice(path, raw, v)
+		d.decodeSlice(path, raw, v, lim)
 	case reflect.String:
 		if t == reflect.TypeFor[json.Number]() {
 			d.fallback(path, raw, v)
@@ -203,7 +224,7 @@ func (d *decoder) decodeStruct(path string, raw json.RawMessage, v reflect.Value
 			if f.required && seen[m.key] == empty {
 				d.addf(p, "must not be empty")
 			} else if !f.required || seen[m.key] != null {
-				d.decode(p, m.value, fieldByIndex(v, f.index))
+				d.decode(p, m.value, fieldByIndex(v, f.index), f.limits)
 			}
 		}
 	}
@@ -234,8 +255,9 @@ func presenceOf(raw json.RawMessage) presence {
 	return present
 }
 
-func (d *decoder) decodeSlice(path string, raw json.RawMessage, v reflect.Value) {
-	if v.Type().Elem().Kind() == reflect.Uint8 { // []byte: base64
+func (d *decoder) decodeSlice(path string, raw json.RawMessage, v reflect.Value, lim limits) {
+	et := v.Type().Elem()
+	if et.Kind() == reflect.Uint8 { // []byte: base64
 		d.fallback(path, raw, v)
 		return
 	}
@@ -244,33 +266,103 @@ func (d *decoder) decodeSlice(path string, raw json.RawMessage, v reflect.Value)
 		d.mismatch(path, "an array", raw)
 		return
 	}
+	if limit := cmp.Or(lim.list, d.maxList); len(elems) > limit {
+		d.addf(path, "has %d elements; the limit is %d", len(elems), limit)
+		return
+	}
 	s := reflect.MakeSlice(v.Type(), len(elems), len(elems))
 	for i, e := range elems {
-		d.decode(joinIndex(path, i), e, s.Index(i))
+		p := joinIndex(path, i)
+		if jsonKindOf(e) == "null" && !nullable(et) {
+			d.addf(p, "%s", nullMessage(et))
+			continue
+		}
+		d.decode(p, e, s.Index(i), limits{})
 	}
 	v.Set(s)
 }
 
-func (d *decoder) decodeMap(path string, raw json.RawMessage, v reflect.Value) {
+func (d *decoder) decodeMap(path string, raw json.RawMessage, v reflect.Value, lim limits) {
 	if jsonKindOf(raw) != "an object" {
 		d.mismatch(path, "an object", raw)
 		return
 	}
 	members, _ := objectMembers(raw)
+	if limit := cmp.Or(lim.list, d.maxList); len(members) > limit {
+		d.addf(path, "has %d entries; the limit is %d", len(members), limit)
+		return
+	}
 	t := v.Type()
 	m := reflect.MakeMapWithSize(t, len(members))
 	for _, mem := range members {
 		p := joinKey(path, mem.key)
 		key := reflect.ValueOf(mem.key).Convert(t.Key())
-		if m.MapIndex(key).IsValid() {
+		switch {
+		case m.MapIndex(key).IsValid():
 			d.addf(p, "duplicate key")
+			continue
+		case len(mem.key) > d.maxString:
+			d.addf(p, "has a key %d bytes long; the limit is %d", len(mem.key), d.maxString)
+			continue
+		case jsonKindOf(mem.value) == "null" && !nullable(t.Elem()):
+			d.addf(p, "%s", nullMessage(t.Elem()))
 			continue
 		}
 		elem := reflect.New(t.Elem()).Elem()
-		d.decode(p, mem.value, elem)
+		d.decode(p, mem.value, elem, limits{})
 		m.SetMapIndex(key, elem)
 	}
 	v.Set(m)
+}
+
+// nullable reports whether null is a value of t rather than the absence of
+// one: true only for interfaces (any), which hold it as nil. An array
+// element or map value cannot be absent, so for every other type null there
+// is a problem, never a zero value that would skip the required checks and
+// Validate.
+func nullable(t reflect.Type) bool { return t.Kind() == reflect.Interface }
+
+// nullMessage says what a value of type t must be instead of null.
+func nullMessage(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	want := ""
+	switch {
+	case t == reflect.TypeFor[Int]():
+		want = "an integer"
+	case t == reflect.TypeFor[Bool]():
+		want = "true or false"
+	case t == reflect.TypeFor[remote.Secret]():
+		want = "a string"
+	case reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()):
+		return "must not be null"
+	case reflect.PointerTo(t).Implements(reflect.TypeFor[encoding.TextUnmarshaler]()):
+		want = "a string"
+	default:
+		switch t.Kind() {
+		case reflect.Struct, reflect.Map:
+			want = "an object"
+		case reflect.Slice, reflect.Array:
+			want = "an array"
+			if t.Elem().Kind() == reflect.Uint8 {
+				want = "a string"
+			}
+		case reflect.String:
+			want = "a string"
+		case reflect.Bool:
+			want = "a boolean"
+		case reflect.Float32, reflect.Float64:
+			want = "a number"
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			want = "an integer"
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+			want = "a non-negative integer"
+		default:
+			return "must not be null"
+		}
+	}
+	return "must be " + want + ", got null"
 }
 
 // isEmptyJSON reports whether raw is "", [] or {}.
@@ -289,7 +381,10 @@ func isEmptyJSON(raw json.RawMessage) bool {
 	return false
 }
 
+// joinField appends a field name to a path. Names of unknown keys come
+// from the input, so they are clipped like any value in a message.
 func joinField(path, field string) string {
+	field = clipText(field, maxEcho)
 	if path == "" {
 		return field
 	}
@@ -298,4 +393,7 @@ func joinField(path, field string) string {
 
 func joinIndex(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
-func joinKey(path, key string) string { return path + "[" + strconv.Quote(key) + "]" }
+// joinKey appends a map key to a path, quoted and clipped.
+func joinKey(path, key string) string {
+	return path + "[" + fmt.Sprintf("%q", clipArgs([]any{key})...) + "]"
+}

@@ -15,6 +15,7 @@ type fieldInfo struct {
 	name     string // the JSON key
 	index    []int  // for fieldByIndex
 	required bool   // tagged params:"required"
+	limits   limits // from params:"max=N"
 }
 
 // structFields returns t's JSON fields in declaration order, computed once
@@ -56,7 +57,14 @@ func collectFields(t reflect.Type, index []int) []fieldInfo {
 		if name == "" {
 			name = f.Name
 		}
-		direct = append(direct, fieldInfo{name: name, index: idx, required: hasOption(f.Tag.Get("params"), "required")})
+		opts, _ := parseParamsTag(f.Tag.Get("params")) // checkType reported errors
+		fi := fieldInfo{name: name, index: idx, required: opts.required}
+		if isList(f.Type) {
+			fi.limits.list = opts.max
+		} else {
+			fi.limits.str = opts.max
+		}
+		direct = append(direct, fi)
 	}
 	for _, p := range promoted {
 		if _, hidden := findField(direct, p.name); !hidden {
@@ -66,8 +74,48 @@ func collectFields(t reflect.Type, index []int) []fieldInfo {
 	return direct
 }
 
-func hasOption(tag, opt string) bool {
-	return slices.Contains(strings.Split(tag, ","), opt)
+// paramsTag is a parsed params struct tag.
+type paramsTag struct {
+	required bool // "required"
+	max      int  // "max=N", or 0
+}
+
+// parseParamsTag parses the comma-separated options of a params tag:
+// "required" and "max=N" with N a positive decimal integer.
+func parseParamsTag(tag string) (paramsTag, error) {
+	var pt paramsTag
+	if tag == "" {
+		return pt, nil
+	}
+	for _, opt := range strings.Split(tag, ",") {
+		switch n, isMax := strings.CutPrefix(opt, "max="); {
+		case opt == "required":
+			pt.required = true
+		case isMax:
+			v, err := parseDecimal(n)
+			if err != nil || v < 1 {
+				return pt, fmt.Errorf("params tag option %q: want max=N with N a positive integer", opt)
+			}
+			pt.max = v
+		default:
+			return pt, fmt.Errorf("unknown params tag option %q (the options are \"required\" and \"max=N\")", opt)
+		}
+	}
+	return pt, nil
+}
+
+// isList reports whether a max=N tag on a field of type t caps a number
+// of elements (arrays into slices, objects into maps) rather than the
+// bytes of a string.
+func isList(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	pt := reflect.PointerTo(t)
+	if pt.Implements(reflect.TypeFor[json.Unmarshaler]()) || pt.Implements(reflect.TypeFor[encoding.TextUnmarshaler]()) {
+		return false
+	}
+	return t.Kind() == reflect.Map || t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8
 }
 
 func findField(fields []fieldInfo, name string) (fieldInfo, bool) {
@@ -131,8 +179,8 @@ func checkType(t reflect.Type, seen map[reflect.Type]bool) error {
 	case reflect.Struct:
 		for i := range t.NumField() {
 			f := t.Field(i)
-			if tag, ok := f.Tag.Lookup("params"); ok && tag != "required" {
-				return fmt.Errorf("%s.%s: unknown params tag %q (the only option is \"required\")", t, f.Name, tag)
+			if _, err := parseParamsTag(f.Tag.Get("params")); err != nil {
+				return fmt.Errorf("%s.%s: %w", t, f.Name, err)
 			}
 			if f.IsExported() || f.Anonymous {
 				if err := checkType(f.Type, seen); err != nil {

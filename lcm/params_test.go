@@ -553,7 +553,7 @@ func TestDecodeParamsProgrammerErrors(t *testing.T) {
 		{[]lcm.Target{lcm.Param("a", nil)}, `Param("a") needs a non-nil pointer, got <nil>`},
 		{[]lcm.Target{lcm.Param("", &reg)}, "target 0 has an empty key"},
 		{[]lcm.Target{lcm.Param("a", &reg), lcm.Param("a", &reg)}, `key "a" is given twice`},
-		{[]lcm.Target{lcm.Param("a", &badTag{})}, `unknown params tag "requried"`},
+		{[]lcm.Target{lcm.Param("a", &badTag{})}, `unknown params tag option "requried"`},
 		{[]lcm.Target{lcm.Param("a", &badField{})}, "cannot decode JSON into chan int"},
 		{[]lcm.Target{lcm.Param("a", &badMap{})}, "map keys must be strings"},
 	}

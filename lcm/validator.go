@@ -1,6 +1,9 @@
 package lcm
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Validatable is implemented by parameter types that check their own
 // values. [DecodeParams] calls Validate on every value present in the input
@@ -44,7 +47,10 @@ func (v *Validator) Key(k string) *Validator {
 // "k8s_cluster_installation_param.private_registry_connection_info[1]".
 func (v *Validator) Path() string { return v.path }
 
-// Errorf records a problem at the current path.
+// Errorf records a problem at the current path. Like every message of
+// [DecodeParams], it quotes at most 100 characters of any string or []byte
+// argument, and 200 of an error's text: a longer one is cut and followed by
+// "… (N bytes)", so that Validate methods may format input values freely.
 func (v *Validator) Errorf(format string, args ...any) {
 	v.d.invalidf(v.path, format, args...)
 }
@@ -82,7 +88,7 @@ func (v *Validator) PackageFile(field, path string) (resolved string, ok bool) {
 		resolved, err = v.d.pkg.regularFile(path)
 	}
 	if err != nil {
-		fv.Errorf("%s", err.Error())
+		fv.Errorf("%v", err)
 		return "", false
 	}
 	return resolved, true
@@ -92,7 +98,11 @@ func (v *Validator) PackageFile(field, path string) (resolved string, ok bool) {
 // (case ignored), or "".
 func suggest(key string, candidates []string) string {
 	best, bestDist := "", 3
+	keyLen := utf8.RuneCountInString(key)
 	for _, c := range candidates {
+		if n := keyLen - utf8.RuneCountInString(c); n > 2 || n < -2 {
+			continue // more than two edits apart; spares a long key the quadratic distance
+		}
 		d := editDistance(strings.ToLower(key), strings.ToLower(c))
 		if d < bestDist && d < len(c) && d < len(key) {
 			best, bestDist = c, d

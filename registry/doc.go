@@ -30,14 +30,23 @@
 // # Parameters
 //
 // Decoding rejects, with the field's full path and before any command
-// runs: a connection_type other than "0"/0 (HTTP) or "1"/1 (HTTPS); a
-// server that is not host[:port]; a username without a password or the
-// reverse (Tacker's silent default "tacker"/"tacker" is gone); a
+// runs: a null connection; a connection_type other than "0"/0 (HTTP) or
+// "1"/1 (HTTPS); a server that is not host[:port] (a port with a sign or
+// leading zeros, an IPv6 address with a zone or without brackets, brackets
+// around anything else, a name with a trailing dot); a username without a
+// password or the reverse (Tacker's silent default "tacker"/"tacker" is
+// gone); a username with white space, ':', ';', control characters or a
+// leading '-' (it becomes a `docker login --username` value); a
 // certificate_path outside the package, missing, not a PEM certificate,
 // or on an HTTP connection; a hosts_string that is not exactly
-// "<IP> <FQDN>"; two connections to one server; an image_path missing from
-// the package; a port_no outside 1–65535; proxy URLs that are not http(s)
-// or hold characters that could escape a systemd Environment= line.
+// "<IP> <FQDN>" (no zone, no trailing dot); two connections to one server
+// (names compared case-insensitively); more than [MaxConnections]
+// connections; a server over 259 bytes, a username over 256, a
+// hosts_string over 300 and any other string over [lcm.DefaultMaxString];
+// an image_path missing from the package; a port_no outside 1–65535 or
+// written "+5000" or "05000"; proxy URLs that are not http(s) or hold
+// characters that could escape a systemd Environment= line. Messages quote
+// at most 100 characters of a value.
 //
 // # Secrets
 //

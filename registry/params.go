@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/lcm"
@@ -116,18 +117,26 @@ func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 // that the one object decodes strictly into both.
 type ClusterParams struct {
 	// PrivateRegistryConnectionInfo is private_registry_connection_info:
-	// the registries every node must be able to pull from.
-	PrivateRegistryConnectionInfo []Connection `json:"private_registry_connection_info"`
+	// the registries every node must be able to pull from, at most
+	// [MaxConnections].
+	PrivateRegistryConnectionInfo []Connection `json:"private_registry_connection_info" params:"max=64"`
 }
 
-// Validate rejects two connections to the same server.
+// MaxConnections caps private_registry_connection_info: every connection
+// adds files and settings to every node, and a cluster that pulls from more
+// registries than this is a mistake in the request.
+const MaxConnections = 64
+
+// Validate rejects two connections to the same server (host names compared
+// case-insensitively, as DNS does).
 func (p *ClusterParams) Validate(v *lcm.Validator) {
 	seen := map[string]int{}
 	for i, c := range p.PrivateRegistryConnectionInfo {
-		if j, dup := seen[c.Server]; dup && c.Server != "" {
+		key := strings.ToLower(c.Server)
+		if j, dup := seen[key]; dup && c.Server != "" {
 			v.At("private_registry_connection_info").Index(i).At("server").Errorf("repeats private_registry_connection_info[%d].server %q", j, c.Server)
 		}
-		seen[c.Server] = i
+		seen[key] = i
 	}
 }
 
@@ -181,19 +190,23 @@ type Connection struct {
 	// ConnectionType is connection_type: "0" HTTP, "1" HTTPS.
 	ConnectionType *ConnectionType `json:"connection_type" params:"required"`
 	// Server is server: the registry as image names start with it,
-	// host[:port] ("192.168.0.10:5000", "registry.example.com").
-	Server string `json:"server" params:"required"`
+	// host[:port] ("192.168.0.10:5000", "registry.example.com"); at most
+	// 259 bytes, a 253-byte DNS name and a port.
+	Server string `json:"server" params:"required,max=259"`
 	// Username and Password log the nodes in to the registry; both or
-	// neither (there are no default credentials).
-	Username string        `json:"username"`
+	// neither (there are no default credentials). Username is at most 256
+	// bytes and is a `docker login --username` value: no white space,
+	// ':', ';', control characters or leading '-'.
+	Username string        `json:"username" params:"max=256"`
 	Password remote.Secret `json:"password"`
 	// CertificatePath is certificate_path: the registry's CA certificate
 	// (PEM) in the VNF package, for HTTPS. Validation makes it the
 	// canonical package path.
 	CertificatePath string `json:"certificate_path"`
 	// HostsString is hosts_string, "<IP> <FQDN>": a line for /etc/hosts
-	// when the nodes have no DNS for the registry's name.
-	HostsString string `json:"hosts_string"`
+	// when the nodes have no DNS for the registry's name; at most 300
+	// bytes, an IPv6 address and a 253-byte name.
+	HostsString string `json:"hosts_string" params:"max=300"`
 }
 
 // Type returns the connection type (HTTP when absent, which validation
@@ -209,8 +222,8 @@ func (c Connection) Type() ConnectionType {
 // rules.
 func (c *Connection) Validate(v *lcm.Validator) {
 	if c.Server != "" {
-		if err := checkServer(c.Server); err != nil {
-			v.At("server").Errorf("%v", err)
+		if p := checkServer(c.Server); p != nil {
+			p.report(v.At("server"))
 		}
 	}
 	if (c.Username == "") != c.Password.IsZero() {
@@ -220,8 +233,10 @@ func (c *Connection) Validate(v *lcm.Validator) {
 		}
 		v.At(field).Errorf("is required when %s is given (there are no default credentials)", map[string]string{"password": "username", "username": "password"}[field])
 	}
-	if strings.ContainsAny(c.Username, ":\r\n") || strings.ContainsFunc(c.Username, isControl) {
-		v.At("username").Errorf("must not contain ':' or control characters")
+	if strings.HasPrefix(c.Username, "-") {
+		v.At("username").Errorf("must not start with '-', got %q", c.Username)
+	} else if strings.ContainsFunc(c.Username, badUsernameRune) {
+		v.At("username").Errorf("must not contain white space, ':', ';' or control characters, got %q", c.Username)
 	}
 	if c.CertificatePath != "" {
 		if c.ConnectionType != nil && *c.ConnectionType == HTTP {
@@ -240,65 +255,105 @@ func (c *Connection) Validate(v *lcm.Validator) {
 		}
 	}
 	if c.HostsString != "" {
-		if _, _, err := parseHostsString(c.HostsString); err != nil {
-			v.At("hosts_string").Errorf("%v", err)
+		if _, _, p := parseHostsString(c.HostsString); p != nil {
+			p.report(v.At("hosts_string"))
 		}
 	}
 }
 
+// badUsernameRune reports the runes a registry username must not hold:
+// white space, ':' (the separator of HTTP basic auth), ';', and anything
+// unprintable (control and format characters).
+func badUsernameRune(r rune) bool {
+	return unicode.IsSpace(r) || !unicode.IsPrint(r) || r == ':' || r == ';'
+}
+
 // HostsLine returns hosts_string normalised to "IP FQDN", or "".
 func (c Connection) HostsLine() string {
-	ip, name, err := parseHostsString(c.HostsString)
-	if err != nil {
+	ip, name, p := parseHostsString(c.HostsString)
+	if p != nil {
 		return ""
 	}
 	return ip.String() + " " + name
 }
 
+// problem is a validation message and its arguments, kept unformatted so
+// that [lcm.Validator.Errorf] formats it and clips the values in it.
+type problem struct {
+	format string
+	args   []any
+}
+
+func problemf(format string, args ...any) *problem { return &problem{format, args} }
+
+func (p *problem) report(v *lcm.Validator) { v.Errorf(p.format, p.args...) }
+
 // checkServer accepts host[:port]: an IPv4 address, a bracketed IPv6
-// address or a DNS name, and a port from 1 to 65535.
-func checkServer(s string) error {
+// address without a zone, or a DNS name without a trailing dot (image
+// references cannot have one), and a port from 1 to 65535 written as
+// [lcm.ParsePort] reads it.
+func checkServer(s string) *problem {
 	if strings.Contains(s, "://") || strings.ContainsAny(s, "/ \t\r\n@?#") {
-		return fmt.Errorf("must be host[:port] with no scheme, path or spaces, got %q", s)
+		return problemf("must be host[:port] with no scheme, path or spaces, got %q", s)
 	}
-	host, port := s, ""
-	if h, p, err := net.SplitHostPort(s); err == nil {
-		host, port = h, p
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("has port %q, want 1 to 65535", port)
+	host := s
+	if h, port, err := net.SplitHostPort(s); err == nil {
+		host = h
+		if _, err := lcm.ParsePort(port); err != nil {
+			return problemf("has port %q, which %v", port, err)
 		}
-	} else if strings.Count(s, ":") > 0 && !strings.HasPrefix(s, "[") {
-		return fmt.Errorf("must be host[:port], got %q", s)
+		if strings.HasPrefix(s, "[") {
+			host = "[" + h + "]"
+		}
+	} else if strings.Contains(s, ":") && !strings.HasPrefix(s, "[") {
+		return problemf("must be host[:port], got %q", s)
 	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if _, err := netip.ParseAddr(host); err == nil {
+	if inner, ok := strings.CutPrefix(host, "["); ok {
+		inner, ok = strings.CutSuffix(inner, "]")
+		ip, err := netip.ParseAddr(inner)
+		switch {
+		case !ok || err != nil || !ip.Is6():
+			return problemf("has host %q, but only an IPv6 address goes in brackets", host)
+		case ip.Zone() != "":
+			return problemf("has host %q, which has an IPv6 zone; a registry address cannot have one", host)
+		}
 		return nil
 	}
+	if _, err := netip.ParseAddr(host); err == nil { // IPv4: IPv6 has colons
+		return nil
+	}
+	if strings.HasSuffix(host, ".") {
+		return problemf("has host %q, which ends in a dot; write the name without it", host)
+	}
 	if !validDNSName(host) {
-		return fmt.Errorf("has host %q, which is neither an IP address nor a DNS name", host)
+		return problemf("has host %q, which is neither an IP address nor a DNS name", host)
 	}
 	return nil
 }
 
-// parseHostsString parses "<IP> <FQDN>".
-func parseHostsString(s string) (netip.Addr, string, error) {
+// parseHostsString parses "<IP> <FQDN>". The name has no trailing dot: an
+// /etc/hosts name "r.example.com." does not answer lookups of
+// "r.example.com", which is what image references name.
+func parseHostsString(s string) (netip.Addr, string, *problem) {
 	fields := strings.Fields(s)
 	if len(fields) != 2 || strings.ContainsAny(s, "\r\n") {
-		return netip.Addr{}, "", fmt.Errorf(`must be "<IP address> <FQDN>", got %q`, s)
+		return netip.Addr{}, "", problemf(`must be "<IP address> <FQDN>", got %q`, s)
 	}
 	ip, err := netip.ParseAddr(fields[0])
 	if err != nil || ip.Zone() != "" {
-		return netip.Addr{}, "", fmt.Errorf("must start with an IP address, got %q", fields[0])
+		return netip.Addr{}, "", problemf("must start with an IP address, got %q", fields[0])
+	}
+	if strings.HasSuffix(fields[1], ".") {
+		return netip.Addr{}, "", problemf("must end with a host name without a trailing dot, got %q", fields[1])
 	}
 	if !validDNSName(fields[1]) {
-		return netip.Addr{}, "", fmt.Errorf("must end with a host name, got %q", fields[1])
+		return netip.Addr{}, "", problemf("must end with a host name, got %q", fields[1])
 	}
 	return ip, strings.ToLower(fields[1]), nil
 }
 
-// validDNSName checks RFC 1123 host name syntax.
+// validDNSName checks RFC 1123 host name syntax, without a trailing dot.
 func validDNSName(s string) bool {
-	s = strings.TrimSuffix(s, ".")
 	if s == "" || len(s) > 253 {
 		return false
 	}

@@ -3,6 +3,7 @@ package registry
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -224,5 +225,121 @@ func TestReadImageArchive(t *testing.T) {
 	}
 	if _, err := ReadImageArchive(testPackage(t), "Files/registries/ca.crt"); err == nil {
 		t.Error("a certificate read as an image archive")
+	}
+}
+
+func TestNullConnectionIsAFieldError(t *testing.T) {
+	const prefix = ClusterParamKey + ".private_registry_connection_info"
+	for body, want := range map[string]string{
+		`[null]`: prefix + "[0]: must be an object, got null",
+		`[{"connection_type": "0", "server": "r:5000"}, null]`: prefix + "[1]: must be an object, got null",
+		`[{"connection_type": null, "server": "r:5000"}]`:      prefix + "[0].connection_type: is required",
+	} {
+		p, err := decodeCluster(t, `{"`+ClusterParamKey+`": {"private_registry_connection_info": `+body+`}}`)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: err = %v, want %q (decoded %+v)", body, err, want, p.PrivateRegistryConnectionInfo)
+		}
+	}
+}
+
+func TestLaxInputIsRejected(t *testing.T) {
+	const prefix = ClusterParamKey + ".private_registry_connection_info[0]."
+	tests := []struct {
+		name, conn string
+		want       string // the whole error
+	}{
+		{"port with a plus", `{"connection_type": 0, "server": "r:+5000"}`,
+			prefix + `server: has port "+5000", which must be a port number without a sign or leading zeros`},
+		{"port with a leading zero", `{"connection_type": 0, "server": "r:05000"}`,
+			prefix + `server: has port "05000", which must be a port number without a sign or leading zeros`},
+		{"port 0", `{"connection_type": 0, "server": "r:0"}`, prefix + `server: has port "0", which must be a port number from 1 to 65535`},
+		{"IPv6 zone", `{"connection_type": 0, "server": "[fe80::1%eth0]:5000"}`,
+			prefix + `server: has host "[fe80::1%eth0]", which has an IPv6 zone; a registry address cannot have one`},
+		{"IPv6 zone without port", `{"connection_type": 0, "server": "[fe80::1%25eth0]"}`,
+			prefix + `server: has host "[fe80::1%25eth0]", which has an IPv6 zone; a registry address cannot have one`},
+		{"bracketed name", `{"connection_type": 0, "server": "[registry.example.com]:5000"}`,
+			prefix + `server: has host "[registry.example.com]", but only an IPv6 address goes in brackets`},
+		{"bracketed IPv4", `{"connection_type": 0, "server": "[192.168.0.10]"}`,
+			prefix + `server: has host "[192.168.0.10]", but only an IPv6 address goes in brackets`},
+		{"trailing dot", `{"connection_type": 0, "server": "registry.example.com."}`,
+			prefix + `server: has host "registry.example.com.", which ends in a dot; write the name without it`},
+		{"trailing dot and port", `{"connection_type": 0, "server": "registry.example.com.:5000"}`,
+			prefix + `server: has host "registry.example.com.", which ends in a dot; write the name without it`},
+		{"hosts_string trailing dot", `{"connection_type": 0, "server": "r", "hosts_string": "1.2.3.4 r.example.com."}`,
+			prefix + `hosts_string: must end with a host name without a trailing dot, got "r.example.com."`},
+		{"username with a space", `{"connection_type": 1, "server": "r", "username": "us er", "password": "p"}`,
+			prefix + `username: must not contain white space, ':', ';' or control characters, got "us er"`},
+		{"username with a tab", `{"connection_type": 1, "server": "r", "username": "us\ter", "password": "p"}`,
+			prefix + `username: must not contain white space, ':', ';' or control characters, got "us\ter"`},
+		{"username with a no-break space", `{"connection_type": 1, "server": "r", "username": "us\u00a0er", "password": "p"}`,
+			prefix + `username: must not contain white space, ':', ';' or control characters, got "us\u00a0er"`},
+		{"username with a semicolon", `{"connection_type": 1, "server": "r", "username": "u;id", "password": "p"}`,
+			prefix + `username: must not contain white space, ':', ';' or control characters, got "u;id"`},
+		{"username with a control character", `{"connection_type": 1, "server": "r", "username": "u\u001bx", "password": "p"}`,
+			prefix + `username: must not contain white space, ':', ';' or control characters, got "u\x1bx"`},
+		{"username with a bidi override", `{"connection_type": 1, "server": "r", "username": "u\u202ex", "password": "p"}`,
+			prefix + `username: must not contain white space, ':', ';' or control characters, got "u\u202ex"`},
+		{"username like an option", `{"connection_type": 1, "server": "r", "username": "--password=x", "password": "p"}`,
+			prefix + `username: must not start with '-', got "--password=x"`},
+		{"server too long", `{"connection_type": 0, "server": "` + strings.Repeat("a", 260) + `"}`,
+			prefix + `server: is 260 bytes long; the limit is 259`},
+		{"username too long", `{"connection_type": 1, "server": "r", "username": "` + strings.Repeat("u", 257) + `", "password": "p"}`,
+			prefix + `username: is 257 bytes long; the limit is 256`},
+		{"hosts_string too long", `{"connection_type": 0, "server": "r", "hosts_string": "1.2.3.4 ` + strings.Repeat("h", 293) + `"}`,
+			prefix + `hosts_string: is 301 bytes long; the limit is 300`},
+		{"certificate_path of 1 MB", `{"connection_type": 1, "server": "r", "certificate_path": "` + strings.Repeat("c", 1<<20) + `"}`,
+			prefix + `certificate_path: is 1048576 bytes long; the limit is 4096`},
+		{"long bad server", `{"connection_type": 0, "server": "` + strings.Repeat("a", 250) + `;"}`,
+			prefix + `server: has host "` + strings.Repeat("a", 100) + `"… (251 bytes), which is neither an IP address nor a DNS name`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := decodeCluster(t, `{"`+ClusterParamKey+`": {"private_registry_connection_info": [`+tt.conn+`]}}`)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("err = %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+
+	// What the spec's samples and the rules allow still decodes.
+	for _, conn := range []string{
+		`{"connection_type": 0, "server": "192.168.0.10:5000"}`,
+		`{"connection_type": 0, "server": "[2001:db8::1]:5000"}`,
+		`{"connection_type": 0, "server": "[2001:db8::1]"}`,
+		`{"connection_type": 0, "server": "r:65535", "hosts_string": "2001:db8::1 r.example.com"}`,
+		`{"connection_type": 1, "server": "` + strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 61) + `:65535", "username": "robot$ci+pull@example.com", "password": "p"}`,
+	} {
+		if _, err := decodeCluster(t, `{"`+ClusterParamKey+`": {"private_registry_connection_info": [`+conn+`]}}`); err != nil {
+			t.Errorf("%s: %v", conn, err)
+		}
+	}
+}
+
+func TestConnectionListIsCapped(t *testing.T) {
+	list := func(n int) string {
+		conns := make([]string, n)
+		for i := range conns {
+			conns[i] = fmt.Sprintf(`{"connection_type": 0, "server": "r%d:5000"}`, i)
+		}
+		return `{"` + ClusterParamKey + `": {"private_registry_connection_info": [` + strings.Join(conns, ",") + `]}}`
+	}
+	if _, err := decodeCluster(t, list(MaxConnections)); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{MaxConnections + 1, 10000} {
+		_, err := decodeCluster(t, list(n))
+		want := fmt.Sprintf("%s.private_registry_connection_info: has %d elements; the limit is %d", ClusterParamKey, n, MaxConnections)
+		if err == nil || err.Error() != want {
+			t.Errorf("%d connections: %v, want %q", n, err, want)
+		}
+	}
+}
+
+func TestServersDifferingInCaseAreDuplicates(t *testing.T) {
+	_, err := decodeCluster(t, `{"`+ClusterParamKey+`": {"private_registry_connection_info": [
+		{"connection_type": 0, "server": "Registry.example.com:5000"}, {"connection_type": 1, "server": "registry.EXAMPLE.com:5000"}]}}`)
+	want := ClusterParamKey + `.private_registry_connection_info[1].server: repeats private_registry_connection_info[0].server "registry.EXAMPLE.com:5000"`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
 	}
 }
