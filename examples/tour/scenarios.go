@@ -256,7 +256,11 @@ func present(v any, path []string) bool {
 
 // create is the VIM's part of instantiate: the stack and its VMs.
 func (t *tour) create(d *deployed) step {
-	what := fmt.Sprintf("create the stack: %d servers, %d scaling groups", len(d.topo.Servers), len(d.topo.Groups))
+	vms := len(d.topo.Servers)
+	for _, g := range d.topo.Groups {
+		vms += g.Count
+	}
+	what := fmt.Sprintf("create the stack and its %d VMs", vms)
 	return step{d.label, hookVIM, what, func(context.Context) ([]string, []string, error) {
 		v, err := t.cloud.Build(d.topo)
 		if err != nil {
