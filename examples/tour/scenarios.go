@@ -75,14 +75,16 @@ func (t *tour) runScenario(ctx context.Context, name string) {
 			t.reject(s.name, err)
 			return
 		}
-		var failed string
+		var failed error
+		var failedName string // the failed operation, for the skipped ones
 		for _, st := range steps {
-			if failed != "" {
-				t.skip(s.name, st, failed)
+			if failed != nil {
+				t.skip(s.name, st, "not run: "+failedName)
 				continue
 			}
 			if err := t.operation(ctx, s.name, st.vnf, st.hook, st.what, st.run); err != nil {
-				failed = fmt.Sprintf("not run: %s %s (%s) failed", st.vnf, st.hook, st.what)
+				failedName = fmt.Sprintf("%s %s (%s) failed", st.vnf, st.hook, st.what)
+				failed = fmt.Errorf("%s: %w", failedName, err)
 			}
 		}
 		t.endScenario(s.name, failed)
@@ -137,7 +139,6 @@ type deployed struct {
 	topo    sim.Topology
 	vnf     *sim.VNF
 	request *lcm.InstantiateVnfRequest
-	params  json.RawMessage
 	groups  []heat.Group
 	logins  map[lcm.Role]login
 	master  heat.Group
@@ -146,7 +147,7 @@ type deployed struct {
 
 // planVNF reads what a VNF's hooks need from its topology's parameters.
 func planVNF(label string, req *lcm.InstantiateVnfRequest, topo sim.Topology) (*deployed, error) {
-	d := &deployed{label: label, topo: topo, request: req, params: topo.AdditionalParams}
+	d := &deployed{label: label, topo: topo, request: req}
 	var err error
 	if d.groups, d.logins, d.master, d.refs, err = readParams(topo.AdditionalParams); err != nil {
 		return nil, err

@@ -191,12 +191,12 @@ func (t *tour) reject(scenario string, err error) {
 	t.report.Scenarios = append(t.report.Scenarios, ScenarioResult{Name: scenario, Status: StatusRejected, Error: err.Error()})
 }
 
-// endScenario reports a scenario that ran: failed is which operation
-// failed, or "".
-func (t *tour) endScenario(scenario, failed string) {
+// endScenario reports a scenario that ran: failed is its failed
+// operation, or nil.
+func (t *tour) endScenario(scenario string, failed error) {
 	r := ScenarioResult{Name: scenario, Status: StatusOK}
-	if failed != "" {
-		r.Status, r.Error = StatusFailed, strings.TrimPrefix(failed, "not run: ")
+	if failed != nil {
+		r.Status, r.Error = StatusFailed, failed.Error()
 	}
 	t.report.Scenarios = append(t.report.Scenarios, r)
 }
