@@ -12,8 +12,17 @@
 // For each scenario it builds the VNFs the spec describes from the spec's
 // sample request, prints the topology Heat reports, and runs the
 // operations: each hook resolves its targets through package heat and acts
-// on them over SSH. It prints progress per host and step and a summary,
-// and exits non-zero when any operation fails.
+// on them over SSH. It prints progress per host and step and a summary.
+//
+// Before a scenario runs anything, it validates every request body the
+// scenario uses, with the drivers' decoders and for what the scenario
+// needs (the cir scenario, for one, needs
+// k8s_cluster_installation_param.private_registry_connection_info). The
+// exit status is 0 only when every operation of every scenario chosen ran
+// and passed; 1 when an operation failed (the scenario's later operations
+// are reported as skipped); 2 on bad flags or input, or when validation
+// rejected a scenario (each problem with its path; nothing ran on that
+// scenario's VNFs).
 package main
 
 import (
@@ -52,9 +61,14 @@ func main() {
 
 // Exit statuses.
 const (
-	exitOK     = 0
-	exitFailed = 1 // an operation failed
-	exitUsage  = 2 // bad flags or input; nothing ran
+	exitOK     = 0 // every operation of every scenario chosen ran and passed
+	exitFailed = 1 // an operation failed (and those after it were skipped)
+	// exitUsage is bad flags or an unreadable input: nothing ran.
+	exitUsage = 2
+	// exitRejected is a request body that lacks what a scenario needs or
+	// that its drivers reject: nothing ran on that scenario's VNFs (and no
+	// operation of another scenario failed).
+	exitRejected = 2
 )
 
 // options are the parsed flags.
@@ -132,10 +146,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitFailed
 		}
 	}
-	if t.report.Failed > 0 {
-		return exitFailed
-	}
-	return exitOK
+	return t.report.exitCode()
 }
 
 // inputs are the request bodies and the VNF package the tour runs with.

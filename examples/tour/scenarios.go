@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mgmtkit/mgmtkit/examples/drivers"
@@ -16,17 +17,39 @@ import (
 )
 
 // A scenario is one spec's operations.
+//
+// Its plan validates, before anything runs, every request body the
+// scenario uses (with the drivers' own decoders, and for what the scenario
+// itself needs beyond them) and returns the operations in order. An error
+// from plan rejects the scenario: nothing runs on any of its VNFs.
 type scenario struct {
 	name, title string
-	run         func(ctx context.Context, t *tour, s scenario) error
+	plan        func(t *tour, s scenario) ([]step, error)
 }
+
+// A step is one planned operation of a scenario: a hook, a VIM action or a
+// check. run may use what earlier steps of the same plan left behind; it
+// runs only when every earlier step passed.
+type step struct {
+	vnf  string
+	hook lcm.Hook
+	what string
+	run  func(ctx context.Context) (hosts, changed []string, err error)
+}
+
+// The "hooks" of operations that are not management driver hooks.
+const (
+	hookVIM      lcm.Hook = "vim"      // what the VNFM has the VIM do between hooks
+	hookOperator lcm.Hook = "operator" // what an operator does by hand
+	hookCheck    lcm.Hook = "check"    // the tour checking an outcome
+)
 
 func scenarios() []scenario {
 	return []scenario{
-		{"cir", "Private container registry VNF and a Kubernetes cluster that uses it (cir-k8s-cluster)", runCIR},
-		{"pv", "Kubernetes cluster with a storage server for PersistentVolumes (pv-k8s-cluster)", runPV},
-		{"kubespray", "Kubernetes cluster deployed with kubespray behind an external load balancer (k8s-mgmtdriver-kubespray)", runKubespray},
-		{"scale", "Worker scale-out, scale-in and heal (mgmt-driver-for-k8s-scale)", runScale},
+		{"cir", "Private container registry VNF and a Kubernetes cluster that uses it (cir-k8s-cluster)", planCIR},
+		{"pv", "Kubernetes cluster with a storage server for PersistentVolumes (pv-k8s-cluster)", planPV},
+		{"kubespray", "Kubernetes cluster deployed with kubespray behind an external load balancer (k8s-mgmtdriver-kubespray)", planKubespray},
+		{"scale", "Worker scale-out, scale-in and heal (mgmt-driver-for-k8s-scale)", planScale},
 	}
 }
 
@@ -38,69 +61,228 @@ func scenarioNames() []string {
 	return names
 }
 
+// runScenario plans the scenario and runs its steps in order. A rejected
+// plan runs nothing; after a failed step, every later step is reported as
+// skipped, with the failure as its reason.
 func (t *tour) runScenario(ctx context.Context, name string) {
 	for _, s := range scenarios() {
-		if s.name == name {
-			t.printf("\n=== %s: %s\n", s.name, s.title)
-			if err := s.run(ctx, t, s); err != nil {
-				t.printf("  scenario stopped: %v\n", err)
+		if s.name != name {
+			continue
+		}
+		t.printf("\n=== %s: %s\n", s.name, s.title)
+		steps, err := s.plan(t, s)
+		if err != nil {
+			t.reject(s.name, err)
+			return
+		}
+		var failed error
+		var failedName string // the failed operation, for the skipped ones
+		for _, st := range steps {
+			if failed != nil {
+				t.skip(s.name, st, "not run: "+failedName)
+				continue
+			}
+			if err := t.operation(ctx, s.name, st.vnf, st.hook, st.what, st.run); err != nil {
+				failedName = fmt.Sprintf("%s %s (%s) failed", st.vnf, st.hook, st.what)
+				failed = fmt.Errorf("%s: %w", failedName, err)
 			}
 		}
+		t.endScenario(s.name, failed)
 	}
+}
+
+// sampleRequest decodes one of the specs' sample request bodies.
+func (t *tour) sampleRequest(name string) (*lcm.InstantiateVnfRequest, string, error) {
+	b, ok := t.in.requests[name]
+	if !ok {
+		return nil, "", fmt.Errorf("no sample request %s", name)
+	}
+	source := "sample " + name
+	req, err := decodeInstantiate(b)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", source, err)
+	}
+	return req, source, nil
 }
 
 // clusterRequest returns the InstantiateVnfRequest of the Kubernetes
-// cluster: -request's, or the sample request named.
+// cluster and where it comes from: -request's, or the sample request
+// named.
 func (t *tour) clusterRequest(sample string) (*lcm.InstantiateVnfRequest, string, error) {
 	if t.in.clusterRequest != nil {
-		return t.in.clusterRequest, t.in.clusterFile, nil
+		return t.in.clusterRequest, "-request " + t.in.clusterFile, nil
 	}
-	b, ok := t.in.requests[sample]
-	if !ok {
-		return nil, "", fmt.Errorf("no sample request %s", sample)
-	}
-	req, err := decodeInstantiate(b)
-	if err != nil {
-		return nil, "", fmt.Errorf("sample %s: %w", sample, err)
-	}
-	return req, "sample " + sample, nil
+	return t.sampleRequest(sample)
 }
 
-// deployed is a VNF built in the simulated cloud with what the hooks know
-// of it: its additionalParams, node groups and logins.
+// scaleRequest decodes one of the spec's sample ScaleVnfRequests.
+func (t *tour) scaleRequest(name string) (lcm.ScaleVnfRequest, error) {
+	var req lcm.ScaleVnfRequest
+	b, ok := t.in.requests[name]
+	if !ok {
+		return req, fmt.Errorf("no sample request %s", name)
+	}
+	if err := json.Unmarshal(b, &req); err != nil {
+		return req, fmt.Errorf("sample %s: %w", name, err)
+	}
+	if req.AspectID == "" || req.Steps() < 1 {
+		return req, fmt.Errorf("sample %s: want an aspectId and numberOfSteps ≥ 1", name)
+	}
+	return req, nil
+}
+
+// deployed is a VNF the scenario builds in the simulated cloud, with what
+// the hooks know of it: its request, node groups and logins. vnf is set by
+// the step that creates it.
 type deployed struct {
 	label   string
+	topo    sim.Topology
 	vnf     *sim.VNF
 	request *lcm.InstantiateVnfRequest
-	params  json.RawMessage
 	groups  []heat.Group
 	logins  map[lcm.Role]login
 	master  heat.Group
 	refs    heatRefs
 }
 
-// build creates a VNF in the cloud from a topology and reads what its
-// hooks need from the params.
-func (t *tour) build(label string, topo sim.Topology) (*deployed, error) {
-	v, err := t.cloud.Build(topo)
-	if err != nil {
-		return nil, fmt.Errorf("building %s: %w", label, err)
-	}
-	t.vnfs[label] = v
-	d := &deployed{label: label, vnf: v, params: topo.AdditionalParams}
+// planVNF reads what a VNF's hooks need from its topology's parameters.
+func planVNF(label string, req *lcm.InstantiateVnfRequest, topo sim.Topology) (*deployed, error) {
+	d := &deployed{label: label, topo: topo, request: req}
+	var err error
 	if d.groups, d.logins, d.master, d.refs, err = readParams(topo.AdditionalParams); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
 
-// instantiate runs the instantiate_end operations that exist so far on a
-// deployed VNF: resolve its nodes through Heat, print them, check each.
-func (t *tour) instantiate(ctx context.Context, s scenario, d *deployed) ([]lcm.Node, error) {
-	var nodes []lcm.Node
-	err := t.operation(ctx, s.name, d.label, lcm.InstantiateEnd, "resolve nodes in Heat, check each over SSH", func(ctx context.Context) ([]string, []string, error) {
-		var err error
-		if nodes, err = t.heat.Nodes(ctx, d.vnf.StackID(), d.groups...); err != nil {
+// planRegistry validates the private registry VNF's request with the
+// registry package's decoder and plans the VNF.
+func (t *tour) planRegistry(label string, req *lcm.InstantiateVnfRequest, source string) (*deployed, error) {
+	if _, err := registry.DecodeInstallParams(req.AdditionalParams, t.in.pkg); err != nil {
+		return nil, inputError(source, err)
+	}
+	topo, err := sim.RegistryVNF(req.AdditionalParams)
+	if err != nil {
+		return nil, inputError(source, err)
+	}
+	d, err := planVNF(label, req, topo)
+	if err != nil {
+		return nil, inputError(source, err)
+	}
+	return d, nil
+}
+
+// planCluster validates a Kubernetes cluster VNF's request with the
+// cluster driver's decoder and for what the scenario needs (needs: paths
+// in additionalParams, with why), and plans the VNF with the shape given.
+func (t *tour) planCluster(label string, req *lcm.InstantiateVnfRequest, source string, shape sim.ClusterShape, scenario string, needs ...need) (*deployed, error) {
+	const k8s = registry.ClusterParamKey + "."
+	if shape.Masters > 1 {
+		needs = append(needs, need{k8s + "master_node.aspect_id", fmt.Sprintf("the %d masters are a scaling group", shape.Masters)})
+	}
+	if shape.Workers > 0 {
+		needs = append(needs, need{k8s + "worker_node", fmt.Sprintf("the VNF has %d workers", shape.Workers)})
+	}
+	if _, err := drivers.DecodeClusterParams(req.AdditionalParams, t.in.pkg); err != nil {
+		return nil, inputError(source, err)
+	}
+	if err := require(req.AdditionalParams, scenario, needs...); err != nil {
+		return nil, inputError(source, err)
+	}
+	topo, err := sim.KubernetesCluster(req.AdditionalParams, shape)
+	if err != nil {
+		return nil, inputError(source, err)
+	}
+	d, err := planVNF(label, req, topo)
+	if err != nil {
+		return nil, inputError(source, err)
+	}
+	return d, nil
+}
+
+// inputError is a request body's problems, prefixed with where the body
+// comes from; several problems go one per line.
+func inputError(source string, err error) error {
+	var pe *lcm.ParamsError
+	if errors.As(err, &pe) && len(pe.Problems) > 1 {
+		return fmt.Errorf("%s:\n%w", source, err)
+	}
+	return fmt.Errorf("%s: %w", source, err)
+}
+
+// need is a path in additionalParams that a scenario needs, and why.
+type need struct{ path, why string }
+
+// require reports every need that raw lacks (absent, null, "", [] or {}),
+// as an *lcm.ParamsError with the path of each.
+func require(raw json.RawMessage, scenario string, needs ...need) error {
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return &lcm.ParamsError{Problems: []lcm.Problem{{Path: "additionalParams", Message: "is not valid JSON: " + err.Error()}}}
+	}
+	var problems []lcm.Problem
+	for _, n := range needs {
+		if !present(doc, strings.Split(n.path, ".")) {
+			problems = append(problems, lcm.Problem{Path: n.path, Message: fmt.Sprintf("is missing: the %s scenario needs it (%s)", scenario, n.why)})
+		}
+	}
+	if len(problems) > 0 {
+		return &lcm.ParamsError{Problems: problems}
+	}
+	return nil
+}
+
+// present reports whether the value at path in v is there and not null
+// or empty.
+func present(v any, path []string) bool {
+	if len(path) > 0 {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		return present(obj[path[0]], path[1:])
+	}
+	switch v := v.(type) {
+	case nil:
+		return false
+	case string:
+		return v != ""
+	case []any:
+		return len(v) > 0
+	case map[string]any:
+		return len(v) > 0
+	}
+	return true
+}
+
+// create is the VIM's part of instantiate: the stack and its VMs.
+func (t *tour) create(d *deployed) step {
+	vms := len(d.topo.Servers)
+	for _, g := range d.topo.Groups {
+		vms += g.Count
+	}
+	what := fmt.Sprintf("create the stack and its %d VMs", vms)
+	return step{d.label, hookVIM, what, func(context.Context) ([]string, []string, error) {
+		v, err := t.cloud.Build(d.topo)
+		if err != nil {
+			return nil, nil, err
+		}
+		d.vnf = v
+		t.vnfs[d.label] = v
+		var hosts []string
+		for _, h := range v.Hosts() {
+			hosts = append(hosts, h.Resource)
+		}
+		return hosts, hosts, nil
+	}}
+}
+
+// instantiate is the instantiate_end check that every scenario runs on a
+// VNF it created: resolve its nodes through Heat, print them, check each.
+func (t *tour) instantiate(d *deployed) step {
+	return step{d.label, lcm.InstantiateEnd, "resolve nodes in Heat, check each over SSH", func(ctx context.Context) ([]string, []string, error) {
+		nodes, err := t.heat.Nodes(ctx, d.vnf.StackID(), d.groups...)
+		if err != nil {
 			return nil, nil, err
 		}
 		t.printTopology(fmt.Sprintf("  Heat reports for stack %s:", d.vnf.StackName()), nodes)
@@ -124,67 +306,80 @@ func (t *tour) instantiate(ctx context.Context, s scenario, d *deployed) ([]lcm.
 		}
 		hosts, err := t.checkNodes(ctx, nodes, d.logins)
 		return hosts, nil, err
-	})
-	return nodes, err
+	}}
 }
 
-// runCIR deploys the private registry VNF (instantiate, then heal), and
+// hookStep runs one hook of a driver; op builds the hook's argument when
+// the step runs, from the state earlier steps left.
+func (t *tour) hookStep(vnf string, drv lcm.Driver, hook lcm.Hook, what string, op func() any) step {
+	return step{vnf, hook, what, func(ctx context.Context) ([]string, []string, error) {
+		res, err := lcm.Invoke(ctx, drv, hook, op())
+		hosts, changed := hookHosts(res)
+		return hosts, changed, err
+	}}
+}
+
+// The additionalParams paths the scenarios need beyond what the drivers
+// require.
+var (
+	needRegistries   = need{registry.ClusterParamKey + ".private_registry_connection_info", "the nodes are made to trust and pull from the registries it lists"}
+	needWorkerAspect = need{registry.ClusterParamKey + ".worker_node.aspect_id", "the workers are scaled by this aspect"}
+)
+
+// planCIR deploys the private registry VNF (instantiate, then heal), and
 // connects a Kubernetes cluster's nodes to it and to an HTTPS registry
 // outside the VNFs, with the spec's sample requests unmodified; then every
 // node pulls app:1 from both, under Docker and containerd.
-func runCIR(ctx context.Context, t *tour, s scenario) error {
-	b, ok := t.in.requests["instantiate_cir_registry.json"]
-	if !ok {
-		return errors.New("no sample request instantiate_cir_registry.json")
-	}
-	regReq, err := decodeInstantiate(b)
+func planCIR(t *tour, s scenario) ([]step, error) {
+	regReq, regSource, err := t.sampleRequest("instantiate_cir_registry.json")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	topo, err := sim.RegistryVNF(regReq.AdditionalParams)
+	reg, err := t.planRegistry("registry", regReq, regSource)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	reg, err := t.build("registry", topo)
+	req, source, err := t.clusterRequest("instantiate_cir_k8s_cluster.json")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := t.instantiate(ctx, s, reg); err != nil {
-		return err
-	}
-	vnfDriver := &registry.VNFDriver{Plumbing: t.plumbing}
-	if err := t.hook(ctx, s.name, reg.label, vnfDriver, lcm.InstantiateEnd, "install Docker, load the registry image from the package, run the registry",
-		&lcm.InstantiateOp{Instance: reg.vnf.Instance(), Request: regReq, Package: t.in.pkg}); err != nil {
-		return err
-	}
-	if err := t.hook(ctx, s.name, reg.label, vnfDriver, lcm.InstantiateEnd, "the same again: nothing to change",
-		&lcm.InstantiateOp{Instance: reg.vnf.Instance(), Request: regReq, Package: t.in.pkg}); err != nil {
-		return err
-	}
-	vm := reg.vnf.HostsWithRole(lcm.RoleRegistry)[0]
-	vnfc := vnfcOf(reg.vnf.Instance(), vm.ServerID)
-	if _, err := reg.vnf.Heal(vm.ServerID, sim.HealOptions{}); err != nil {
-		return fmt.Errorf("healing through Heat: %w", err)
-	}
-	if err := t.hook(ctx, s.name, reg.label, vnfDriver, lcm.HealEnd, "re-create the registry on the new VM from the stored parameters",
-		&lcm.HealOp{Instance: reg.vnf.Instance(), Request: &lcm.HealVnfRequest{VnfcInstanceID: []string{vnfc}}, Package: t.in.pkg}); err != nil {
-		return err
-	}
-	vm = reg.vnf.HostsWithRole(lcm.RoleRegistry)[0]
-	if err := t.operation(ctx, s.name, reg.label, "operator", "route "+world.RegistryVNFAddress+" to the VM, push "+world.Image, func(ctx context.Context) ([]string, []string, error) {
-		return []string{vm.Resource}, []string{vm.Resource}, world.PublishRegistryVNF(ctx, t.cloud, vm)
-	}); err != nil {
-		return err
+	cluster, err := t.planCluster("cir-cluster", req, source, sim.ClusterShape{Masters: 3, Workers: 2, Packages: runtimePackages}, s.name, needRegistries)
+	if err != nil {
+		return nil, err
 	}
 
-	cluster, err := t.buildCluster("cir-cluster", "instantiate_cir_k8s_cluster.json", sim.ClusterShape{Masters: 3, Workers: 2, Packages: runtimePackages})
-	if err != nil {
-		return err
+	vnfDriver := &registry.VNFDriver{Plumbing: t.plumbing}
+	instantiateOp := func() any {
+		return &lcm.InstantiateOp{Instance: reg.vnf.Instance(), Request: regReq, Package: t.in.pkg}
 	}
-	if _, err := t.instantiate(ctx, s, cluster); err != nil {
-		return err
+	var vnfc string // the registry VM's VNFC, which the heal replaces
+	steps := []step{
+		t.create(reg),
+		t.instantiate(reg),
+		t.hookStep(reg.label, vnfDriver, lcm.InstantiateEnd, "install Docker, load the registry image from the package, run the registry", instantiateOp),
+		t.hookStep(reg.label, vnfDriver, lcm.InstantiateEnd, "the same again: nothing to change", instantiateOp),
+		{reg.label, hookVIM, "heal the registry VM: Heat replaces its server", func(context.Context) ([]string, []string, error) {
+			vm := reg.vnf.HostsWithRole(lcm.RoleRegistry)[0]
+			vnfc = vnfcOf(reg.vnf.Instance(), vm.ServerID)
+			h, err := reg.vnf.Heal(vm.ServerID, sim.HealOptions{})
+			if err != nil {
+				return nil, nil, fmt.Errorf("healing through Heat: %w", err)
+			}
+			return []string{h.Resource}, []string{h.Resource}, nil
+		}},
+		t.hookStep(reg.label, vnfDriver, lcm.HealEnd, "re-create the registry on the new VM from the stored parameters", func() any {
+			return &lcm.HealOp{Instance: reg.vnf.Instance(), Request: &lcm.HealVnfRequest{VnfcInstanceID: []string{vnfc}}, Package: t.in.pkg}
+		}),
+		{reg.label, hookOperator, "route " + world.RegistryVNFAddress + " to the VM, push " + world.Image, func(ctx context.Context) ([]string, []string, error) {
+			vm := reg.vnf.HostsWithRole(lcm.RoleRegistry)[0]
+			return []string{vm.Resource}, []string{vm.Resource}, world.PublishRegistryVNF(ctx, t.cloud, vm)
+		}},
+		t.create(cluster),
+		t.instantiate(cluster),
 	}
-	return t.trustAndPull(ctx, s, cluster, cluster.vnf.Instance(), nil)
+	return append(steps, t.trustAndPull(cluster, func() any {
+		return &lcm.InstantiateOp{Instance: cluster.vnf.Instance(), Request: cluster.request, Package: t.in.pkg}
+	})...), nil
 }
 
 // images are what the nodes must pull: app:1 from the external registry,
@@ -201,27 +396,30 @@ func (t *tour) images() []string {
 var runtimePackages = []string{"docker.io", "cri-tools"}
 
 // trustAndPull runs the cluster driver's instantiate_end (registry trust
-// on every node) when req is nil, and checks that the nodes pull from both
-// of the sample's registries.
-func (t *tour) trustAndPull(ctx context.Context, s scenario, d *deployed, inst *lcm.VnfInstance, hosts []*sim.Host) error {
-	if d.request == nil || !strings.Contains(string(d.params), "private_registry_connection_info") {
-		return nil
+// on every node) and checks that the nodes pull from the registries.
+func (t *tour) trustAndPull(d *deployed, op func() any) []step {
+	return []step{
+		t.hookStep(d.label, &drivers.ClusterDriver{Plumbing: t.plumbing}, lcm.InstantiateEnd, "make every node trust and log in to the private registries", op),
+		t.pull(d, "every node", func() []*sim.Host {
+			return append(d.vnf.HostsWithRole(lcm.RoleMaster), d.vnf.HostsWithRole(lcm.RoleWorker)...)
+		}),
 	}
-	if hosts == nil {
-		if err := t.hook(ctx, s.name, d.label, &drivers.ClusterDriver{Plumbing: t.plumbing}, lcm.InstantiateEnd,
-			"make every node trust and log in to the private registries",
-			&lcm.InstantiateOp{Instance: inst, Request: d.request, Package: t.in.pkg}); err != nil {
-			return err
-		}
-		hosts = append(d.vnf.HostsWithRole(lcm.RoleMaster), d.vnf.HostsWithRole(lcm.RoleWorker)...)
-	}
-	return t.operation(ctx, s.name, d.label, "check", "pull "+world.Image+" from the registries with Docker and containerd", func(ctx context.Context) ([]string, []string, error) {
+}
+
+// pull checks that hosts pull app:1 from the registries with Docker and
+// containerd.
+func (t *tour) pull(d *deployed, who string, hosts func() []*sim.Host) step {
+	return step{d.label, hookCheck, who + ": pull " + world.Image + " from the registries with Docker and containerd", func(ctx context.Context) ([]string, []string, error) {
 		var names []string
 		var errs []error
-		for _, h := range hosts {
+		hs := hosts()
+		if len(hs) == 0 || slices.Contains(hs, nil) {
+			return nil, nil, errors.New("the simulated cloud has no such hosts")
+		}
+		for _, h := range hs {
 			names = append(names, h.Resource)
 		}
-		for _, p := range world.CheckPulls(ctx, t.cloud, hosts, t.images()) {
+		for _, p := range world.CheckPulls(ctx, t.cloud, hs, t.images()) {
 			status := "ok"
 			if p.Err != nil {
 				status = "FAILED " + p.Err.Error()
@@ -230,179 +428,194 @@ func (t *tour) trustAndPull(ctx context.Context, s scenario, d *deployed, inst *
 			t.printf("  %-26s %-22s %-36s %s\n", p.Host, p.Runtime, p.Image, status)
 		}
 		return names, nil, errors.Join(errs...)
-	})
+	}}
 }
 
-func runPV(ctx context.Context, t *tour, s scenario) error {
-	cluster, err := t.buildCluster("pv-cluster", "instantiate_pv_k8s_cluster.json", sim.ClusterShape{Masters: 3, Workers: 2})
-	if err != nil {
-		return err
-	}
-	_, err = t.instantiate(ctx, s, cluster)
-	return err
-}
-
-func runKubespray(ctx context.Context, t *tour, s scenario) error {
-	cluster, err := t.buildCluster("kubespray", "instantiate_kubespray.json", sim.ClusterShape{Masters: 3, Workers: 2})
-	if err != nil {
-		return err
-	}
-	if _, err = t.instantiate(ctx, s, cluster); err != nil {
-		return err
-	}
-	a := cluster.vnf.Ansible()
-	if a == nil {
-		return nil
-	}
-	// The Ansible server is not in Heat: the request names it by address.
-	// The sample's ansible.ip_address is a placeholder (0.0.0.0); in the
-	// simulated cloud the server has a loopback address of its own.
-	node := a.Node()
-	return t.operation(ctx, s.name, cluster.label, lcm.InstantiateEnd, "check the Ansible server (ansible.ip_address)", func(ctx context.Context) ([]string, []string, error) {
-		t.printTopology("  Ansible server, outside Heat:", []lcm.Node{node})
-		hosts, err := t.checkNodes(ctx, []lcm.Node{node}, cluster.logins)
-		return hosts, nil, err
-	})
-}
-
-func (t *tour) buildCluster(label, sample string, shape sim.ClusterShape) (*deployed, error) {
-	req, source, err := t.clusterRequest(sample)
+func planPV(t *tour, s scenario) ([]step, error) {
+	req, source, err := t.clusterRequest("instantiate_pv_k8s_cluster.json")
 	if err != nil {
 		return nil, err
 	}
-	topo, err := sim.KubernetesCluster(req.AdditionalParams, shape)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", source, err)
-	}
-	d, err := t.build(label, topo)
+	const storage = registry.ClusterParamKey + ".storage_server."
+	cluster, err := t.planCluster("pv-cluster", req, source, sim.ClusterShape{Masters: 3, Workers: 2}, s.name,
+		need{storage + "ssh_cp_name", "the storage server is built and checked"},
+		need{storage + "cinder_volume_setup_params", "the storage server's volumes are resolved in Heat"})
 	if err != nil {
 		return nil, err
 	}
-	d.request = req
-	return d, nil
+	return []step{t.create(cluster), t.instantiate(cluster)}, nil
 }
 
-// runScale scales the worker group in and out with the spec's sample
+func planKubespray(t *tour, s scenario) ([]step, error) {
+	req, source, err := t.clusterRequest("instantiate_kubespray.json")
+	if err != nil {
+		return nil, err
+	}
+	const k8s = registry.ClusterParamKey + "."
+	cluster, err := t.planCluster("kubespray", req, source, sim.ClusterShape{Masters: 3, Workers: 2}, s.name,
+		need{k8s + "ansible", "the Ansible server is checked"},
+		need{k8s + "external_lb_param.ssh_cp_name", "the external load balancer is built and checked"})
+	if err != nil {
+		return nil, err
+	}
+	return []step{
+		t.create(cluster),
+		t.instantiate(cluster),
+		// The Ansible server is not in Heat: the request names it by
+		// address. The sample's ansible.ip_address is a placeholder
+		// (0.0.0.0); in the simulated cloud the server has a loopback
+		// address of its own.
+		{cluster.label, lcm.InstantiateEnd, "check the Ansible server (ansible.ip_address)", func(ctx context.Context) ([]string, []string, error) {
+			a := cluster.vnf.Ansible()
+			if a == nil {
+				return nil, nil, errors.New("the simulated cloud built no Ansible server")
+			}
+			node := a.Node()
+			t.printTopology("  Ansible server, outside Heat:", []lcm.Node{node})
+			hosts, err := t.checkNodes(ctx, []lcm.Node{node}, cluster.logins)
+			return hosts, nil, err
+		}},
+	}, nil
+}
+
+// planScale scales the worker group in and out with the spec's sample
 // requests and heals one worker and then the entire VNF, resolving each
 // operation's targets as its hooks do.
-func runScale(ctx context.Context, t *tour, s scenario) error {
-	d, err := t.buildCluster("scale-cluster", "instantiate_cir_k8s_cluster.json", sim.ClusterShape{Masters: 1, Workers: 3, MinWorkers: 1, Packages: runtimePackages})
+func planScale(t *tour, s scenario) ([]step, error) {
+	req, source, err := t.clusterRequest("instantiate_cir_k8s_cluster.json")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := t.instantiate(ctx, s, d); err != nil {
-		return err
+	d, err := t.planCluster("scale-cluster", req, source, sim.ClusterShape{Masters: 1, Workers: 3, MinWorkers: 1, Packages: runtimePackages}, s.name,
+		needWorkerAspect, needRegistries)
+	if err != nil {
+		return nil, err
 	}
-	if err := t.trustAndPull(ctx, s, d, d.vnf.Instance(), nil); err != nil {
-		return err
-	}
-	cluster := &drivers.ClusterDriver{Plumbing: t.plumbing}
 	workers, err := groupWithRole(d.groups, lcm.RoleWorker)
 	if err != nil {
-		return err
+		return nil, inputError(source, err)
 	}
+	in, err := t.scaleRequest("scale_in.json")
+	if err != nil {
+		return nil, err
+	}
+	out, err := t.scaleRequest("scale_out.json")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range []lcm.ScaleVnfRequest{in, out} {
+		if r.AspectID != workers.AspectID {
+			return nil, fmt.Errorf("%s: %s.worker_node.aspect_id is %q, but the sample %s request scales %q", source, registry.ClusterParamKey, workers.AspectID, r.Type, r.AspectID)
+		}
+	}
+	cluster := &drivers.ClusterDriver{Plumbing: t.plumbing}
 
-	// SCALE_IN: scale_start picks the members, Heat removes them.
-	var in lcm.ScaleVnfRequest
-	if err := json.Unmarshal(t.in.requests["scale_in.json"], &in); err != nil {
-		return err
-	}
-	var victims []lcm.Node
-	err = t.operation(ctx, s.name, d.label, lcm.ScaleStart, fmt.Sprintf("SCALE_IN %s by %d: pick the oldest members", in.AspectID, in.Steps()), func(ctx context.Context) ([]string, []string, error) {
-		var err error
-		if victims, err = t.heat.ScaleInTargets(ctx, d.vnf.StackID(), workers, in); err != nil {
+	// What earlier steps leave for later ones.
+	var (
+		victims    []lcm.Node
+		before     []lcm.Node       // the workers before the scale-out
+		instBefore *lcm.VnfInstance // the instance before the scale-out
+		added      []*sim.Host      // the scale-out's new workers
+		inst       *lcm.VnfInstance // the instance around the heal
+		heal       lcm.HealVnfRequest
+		worker     *sim.Host // the worker healed
+	)
+	steps := []step{t.create(d), t.instantiate(d)}
+	steps = append(steps, t.trustAndPull(d, func() any {
+		return &lcm.InstantiateOp{Instance: d.vnf.Instance(), Request: d.request, Package: t.in.pkg}
+	})...)
+	steps = append(steps,
+		// SCALE_IN: scale_start picks the members, Heat removes them.
+		step{d.label, lcm.ScaleStart, fmt.Sprintf("SCALE_IN %s by %d: pick the oldest members", in.AspectID, in.Steps()), func(ctx context.Context) ([]string, []string, error) {
+			var err error
+			if victims, err = t.heat.ScaleInTargets(ctx, d.vnf.StackID(), workers, in); err != nil {
+				return nil, nil, err
+			}
+			t.printTopology("  scale-in targets:", victims)
+			return names(victims), nil, nil
+		}},
+		step{d.label, hookVIM, fmt.Sprintf("SCALE_IN %s: Heat removes the members", in.AspectID), func(context.Context) ([]string, []string, error) {
+			if _, err := d.vnf.ScaleIn(in.AspectID, names(victims)...); err != nil {
+				return nil, nil, fmt.Errorf("scaling in through Heat: %w", err)
+			}
+			return names(victims), names(victims), nil
+		}},
+
+		// SCALE_OUT: Heat adds members, scale_end finds and checks them.
+		step{d.label, hookVIM, fmt.Sprintf("SCALE_OUT %s by %d: Heat adds members", out.AspectID, out.Steps()), func(ctx context.Context) ([]string, []string, error) {
+			var err error
+			if before, err = t.heat.Nodes(ctx, d.vnf.StackID(), workers); err != nil {
+				return nil, nil, err
+			}
+			instBefore = d.vnf.Instance()
+			if added, err = d.vnf.ScaleOut(out.AspectID, out.Steps()); err != nil {
+				return nil, nil, fmt.Errorf("scaling out through Heat: %w", err)
+			}
+			var hosts []string
+			for _, h := range added {
+				hosts = append(hosts, h.Resource)
+			}
+			return hosts, hosts, nil
+		}},
+		step{d.label, lcm.ScaleEnd, fmt.Sprintf("SCALE_OUT %s by %d: find and check the new members", out.AspectID, out.Steps()), func(ctx context.Context) ([]string, []string, error) {
+			after, err := t.heat.Nodes(ctx, d.vnf.StackID(), workers)
+			if err != nil {
+				return nil, nil, err
+			}
+			added := heat.ScaleOutTargets(before, after)
+			t.printTopology("  new members:", added)
+			hosts, err := t.checkNodes(ctx, added, d.logins)
+			return hosts, nil, err
+		}},
+		t.hookStep(d.label, cluster, lcm.ScaleEnd, "registry trust on the new workers only", func() any {
+			return &lcm.ScaleOp{Instance: instBefore, Request: &out, Package: t.in.pkg}
+		}),
+		t.pull(d, "the new workers", func() []*sim.Host { return added }),
+
+		// Heal one worker: heal_start resolves the VNFC to the old server,
+		// Heat replaces it, heal_end finds the fresh VM at the address Heat
+		// now reports.
+		step{d.label, lcm.HealStart, "heal a worker's VNFC: resolve it to its node", func(ctx context.Context) ([]string, []string, error) {
+			inst = d.vnf.Instance()
+			worker = d.vnf.HostsWithRole(lcm.RoleWorker)[0]
+			heal = lcm.HealVnfRequest{VnfcInstanceID: []string{vnfcOf(inst, worker.ServerID)}}
+			t.printf("  VNFC %s\n", heal.VnfcInstanceID[0])
+			plan, err := t.resolveHeal(ctx, d, inst, heal)
+			return names(plan.Nodes), nil, err
+		}},
+		step{d.label, hookVIM, "heal the worker: Heat replaces its server, with new addresses", func(context.Context) ([]string, []string, error) {
+			h, err := d.vnf.Heal(worker.ServerID, sim.HealOptions{NewAddresses: true})
+			if err != nil {
+				return nil, nil, fmt.Errorf("healing through Heat: %w", err)
+			}
+			inst = d.vnf.Instance() // the VNFM refreshes vnfcResourceInfo before heal_end
+			return []string{h.Resource}, []string{h.Resource}, nil
+		}},
+		step{d.label, lcm.HealEnd, "heal the worker's VNFC: find the new VM and check it", func(ctx context.Context) ([]string, []string, error) {
+			plan, err := t.resolveHeal(ctx, d, inst, heal)
+			if err != nil {
+				return nil, nil, err
+			}
+			hosts, err := t.checkNodes(ctx, plan.Nodes, d.logins)
+			return hosts, nil, err
+		}},
+		t.hookStep(d.label, cluster, lcm.HealEnd, "registry trust on the healed worker", func() any {
+			return &lcm.HealOp{Instance: inst, Request: &heal, Package: t.in.pkg}
+		}),
+		t.pull(d, "the healed worker", func() []*sim.Host {
+			return []*sim.Host{t.cloud.HostByServer(serverOf(inst, heal.VnfcInstanceID[0]))}
+		}),
+
+		// Entire heal: no vnfcInstanceId.
+		step{d.label, lcm.HealStart, "heal with no vnfcInstanceId: the entire VNF", func(ctx context.Context) ([]string, []string, error) {
+			plan, err := t.resolveHeal(ctx, d, inst, lcm.HealVnfRequest{})
+			if err == nil && !plan.Entire {
+				err = errors.New("an empty vnfcInstanceId list did not mean the entire VNF")
+			}
 			return nil, nil, err
-		}
-		t.printTopology("  scale-in targets:", victims)
-		return names(victims), nil, nil
-	})
-	if err != nil {
-		return err
-	}
-	if _, err := d.vnf.ScaleIn(in.AspectID, names(victims)...); err != nil {
-		return fmt.Errorf("scaling in through Heat: %w", err)
-	}
-
-	// SCALE_OUT: Heat adds members, scale_end finds and checks them.
-	var out lcm.ScaleVnfRequest
-	if err := json.Unmarshal(t.in.requests["scale_out.json"], &out); err != nil {
-		return err
-	}
-	before, err := t.heat.Nodes(ctx, d.vnf.StackID(), workers)
-	if err != nil {
-		return err
-	}
-	instBefore := d.vnf.Instance()
-	added, err := d.vnf.ScaleOut(out.AspectID, out.Steps())
-	if err != nil {
-		return fmt.Errorf("scaling out through Heat: %w", err)
-	}
-	err = t.operation(ctx, s.name, d.label, lcm.ScaleEnd, fmt.Sprintf("SCALE_OUT %s by %d: find and check the new members", out.AspectID, out.Steps()), func(ctx context.Context) ([]string, []string, error) {
-		after, err := t.heat.Nodes(ctx, d.vnf.StackID(), workers)
-		if err != nil {
-			return nil, nil, err
-		}
-		added := heat.ScaleOutTargets(before, after)
-		t.printTopology("  new members:", added)
-		hosts, err := t.checkNodes(ctx, added, d.logins)
-		return hosts, nil, err
-	})
-	if err != nil {
-		return err
-	}
-	if err := t.hook(ctx, s.name, d.label, cluster, lcm.ScaleEnd, "registry trust on the new workers only",
-		&lcm.ScaleOp{Instance: instBefore, Request: &out, Package: t.in.pkg}); err != nil {
-		return err
-	}
-	if err := t.trustAndPull(ctx, s, d, nil, added); err != nil {
-		return err
-	}
-
-	// Heal one worker: heal_start resolves the VNFC to the old server,
-	// Heat replaces it, heal_end finds the fresh VM at the address Heat
-	// now reports.
-	inst := d.vnf.Instance()
-	worker := d.vnf.HostsWithRole(lcm.RoleWorker)[0]
-	vnfc := vnfcOf(inst, worker.ServerID)
-	req := lcm.HealVnfRequest{VnfcInstanceID: []string{vnfc}}
-	err = t.operation(ctx, s.name, d.label, lcm.HealStart, "heal "+vnfc+": resolve the VNFC to its node", func(ctx context.Context) ([]string, []string, error) {
-		plan, err := t.resolveHeal(ctx, d, inst, req)
-		return names(plan.Nodes), nil, err
-	})
-	if err != nil {
-		return err
-	}
-	if _, err := d.vnf.Heal(worker.ServerID, sim.HealOptions{NewAddresses: true}); err != nil {
-		return fmt.Errorf("healing through Heat: %w", err)
-	}
-	inst = d.vnf.Instance() // the VNFM refreshes vnfcResourceInfo before heal_end
-	err = t.operation(ctx, s.name, d.label, lcm.HealEnd, "heal "+vnfc+": find the new VM and check it", func(ctx context.Context) ([]string, []string, error) {
-		plan, err := t.resolveHeal(ctx, d, inst, req)
-		if err != nil {
-			return nil, nil, err
-		}
-		hosts, err := t.checkNodes(ctx, plan.Nodes, d.logins)
-		return hosts, nil, err
-	})
-	if err != nil {
-		return err
-	}
-	if err := t.hook(ctx, s.name, d.label, cluster, lcm.HealEnd, "registry trust on the healed worker",
-		&lcm.HealOp{Instance: inst, Request: &req, Package: t.in.pkg}); err != nil {
-		return err
-	}
-	if err := t.trustAndPull(ctx, s, d, nil, []*sim.Host{t.cloud.HostByServer(serverOf(inst, vnfc))}); err != nil {
-		return err
-	}
-
-	// Entire heal: no vnfcInstanceId.
-	return t.operation(ctx, s.name, d.label, lcm.HealStart, "heal with no vnfcInstanceId: the entire VNF", func(ctx context.Context) ([]string, []string, error) {
-		plan, err := t.resolveHeal(ctx, d, inst, lcm.HealVnfRequest{})
-		if err == nil && !plan.Entire {
-			err = errors.New("an empty vnfcInstanceId list did not mean the entire VNF")
-		}
-		return nil, nil, err
-	})
+		}},
+	)
+	return steps, nil
 }
 
 func (t *tour) resolveHeal(ctx context.Context, d *deployed, inst *lcm.VnfInstance, req lcm.HealVnfRequest) (heat.HealPlan, error) {

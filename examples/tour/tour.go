@@ -36,22 +36,61 @@ type tour struct {
 
 // Report is the -json output.
 type Report struct {
+	// Scenarios are the scenarios run, in order, with their outcome.
+	Scenarios []ScenarioResult `json:"scenarios"`
+	// Operations are every operation of the scenarios that were not
+	// rejected, in order: those that ran, and those skipped after a
+	// failure.
 	Operations []Operation `json:"operations"`
-	// Passed and Failed count the operations.
-	Passed int   `json:"passed"`
-	Failed int   `json:"failed"`
-	World  World `json:"world"`
+	// Passed, Failed and Skipped count the operations; Rejected the
+	// scenarios.
+	Passed   int   `json:"passed"`
+	Failed   int   `json:"failed"`
+	Skipped  int   `json:"skipped"`
+	Rejected int   `json:"rejected"`
+	World    World `json:"world"`
 }
 
-// Operation is one hook run (or one VIM action between hooks).
+// The statuses of a scenario and of an operation.
+const (
+	// StatusOK is an operation that ran and passed, or a scenario whose
+	// every operation did.
+	StatusOK = "ok"
+	// StatusFailed is an operation that ran and failed, or a scenario
+	// with such an operation.
+	StatusFailed = "failed"
+	// StatusSkipped is an operation that did not run because an earlier
+	// operation of its scenario failed.
+	StatusSkipped = "skipped"
+	// StatusRejected is a scenario whose request bodies failed
+	// validation: none of its operations ran, on any of its VNFs.
+	StatusRejected = "rejected"
+)
+
+// ScenarioResult is the outcome of one scenario.
+type ScenarioResult struct {
+	Name string `json:"name"`
+	// Status is StatusOK, StatusFailed or StatusRejected.
+	Status string `json:"status"`
+	// Error is why the scenario was rejected (every problem, with its path
+	// in additionalParams) or which operation failed.
+	Error string `json:"error,omitempty"`
+}
+
+// Operation is one hook run (or one VIM action between hooks, or one
+// check of an outcome).
 type Operation struct {
 	Scenario string `json:"scenario"`
 	VNF      string `json:"vnf"`
 	Hook     string `json:"hook"`
 	// What the operation did, in a few words.
 	What string `json:"what"`
-	OK   bool   `json:"ok"`
-	// Error is the failure, when OK is false.
+	// Status is StatusOK, StatusFailed or StatusSkipped; OK is whether it
+	// is StatusOK.
+	Status string `json:"status"`
+	OK     bool   `json:"ok"`
+	// Error is the failure, or why the operation was skipped, whenever OK
+	// is false.
 	Error string `json:"error,omitempty"`
 	// Hosts are the hosts the operation acted on; HostsChanged those it
 	// changed.
@@ -119,12 +158,12 @@ func (t *tour) operation(ctx context.Context, scenario, vnf string, hook lcm.Hoo
 	start := time.Now()
 	hosts, changed, err := fn(ctx)
 	op := Operation{
-		Scenario: scenario, VNF: vnf, Hook: string(hook), What: what, OK: err == nil,
+		Scenario: scenario, VNF: vnf, Hook: string(hook), What: what, Status: StatusOK, OK: err == nil,
 		Hosts: nonNil(hosts), HostsChanged: nonNil(changed),
 		Commands: t.commands() - before, Duration: time.Since(start),
 	}
 	if err != nil {
-		op.Error = err.Error()
+		op.Status, op.Error = StatusFailed, err.Error()
 		t.report.Failed++
 		t.printf("  FAILED: %v\n", err)
 	} else {
@@ -135,14 +174,35 @@ func (t *tour) operation(ctx context.Context, scenario, vnf string, hook lcm.Hoo
 	return err
 }
 
-// hook runs one hook of a driver as a reported operation.
-func (t *tour) hook(ctx context.Context, scenario, vnf string, d lcm.Driver, hook lcm.Hook, what string, op any) error {
-	return t.operation(ctx, scenario, vnf, hook, what, func(ctx context.Context) ([]string, []string, error) {
-		res, err := lcm.Invoke(ctx, d, hook, op)
-		hosts, changed := hookHosts(res)
-		return hosts, changed, err
+// skip reports a planned operation that did not run, and why.
+func (t *tour) skip(scenario string, st step, reason string) {
+	t.printf("→ %s %s: %s\n  skipped: %s\n", st.vnf, st.hook, st.what, reason)
+	t.report.Skipped++
+	t.report.Operations = append(t.report.Operations, Operation{
+		Scenario: scenario, VNF: st.vnf, Hook: string(st.hook), What: st.what, Status: StatusSkipped,
+		Error: reason, Hosts: []string{}, HostsChanged: []string{},
 	})
 }
+
+// reject reports a scenario that validation rejected: nothing ran.
+func (t *tour) reject(scenario string, err error) {
+	t.printf("  rejected, nothing ran: %s\n", indent(err.Error()))
+	t.report.Rejected++
+	t.report.Scenarios = append(t.report.Scenarios, ScenarioResult{Name: scenario, Status: StatusRejected, Error: err.Error()})
+}
+
+// endScenario reports a scenario that ran: failed is its failed
+// operation, or nil.
+func (t *tour) endScenario(scenario string, failed error) {
+	r := ScenarioResult{Name: scenario, Status: StatusOK}
+	if failed != nil {
+		r.Status, r.Error = StatusFailed, failed.Error()
+	}
+	t.report.Scenarios = append(t.report.Scenarios, r)
+}
+
+// indent indents the lines of a multi-line message after the first.
+func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
 
 // hookHosts lists the hosts a hook acted on and those it changed.
 func hookHosts(res *lcm.HookResult) (hosts, changed []string) {
@@ -204,15 +264,36 @@ func (t *tour) finish() {
 	if t.opts.json {
 		return
 	}
-	t.printf("\nSummary: %d operations, %d passed, %d failed; %d VMs running, %d retired by scale-in and heal\n",
-		len(t.report.Operations), t.report.Passed, t.report.Failed, len(t.report.World.Hosts), t.report.World.Retired)
+	t.printf("\nSummary: %d operations, %d passed, %d failed, %d skipped; %d scenarios rejected; %d VMs running, %d retired by scale-in and heal\n",
+		len(t.report.Operations), t.report.Passed, t.report.Failed, t.report.Skipped, t.report.Rejected, len(t.report.World.Hosts), t.report.World.Retired)
+	for _, sc := range t.report.Scenarios {
+		if sc.Status == StatusRejected {
+			t.printf("  %-10s rejected, nothing ran: %s\n", sc.Name, indent(sc.Error))
+		}
+	}
 	for _, op := range t.report.Operations {
 		status, what := "ok", op.What
 		if !op.OK {
-			status, what = "FAILED", what+": "+op.Error
+			status, what = strings.ToUpper(op.Status), what+": "+op.Error
 		}
-		t.printf("  %-10s %-14s %-16s %-6s %3d cmds %6s  %s\n", op.Scenario, op.VNF, op.Hook, status, op.Commands, op.Duration.Round(time.Millisecond), what)
+		t.printf("  %-10s %-14s %-16s %-7s %3d cmds %6s  %s\n", op.Scenario, op.VNF, op.Hook, status, op.Commands, op.Duration.Round(time.Millisecond), what)
 	}
+}
+
+// exitCode is the tour's exit status for its report: exitFailed when an
+// operation failed, else exitRejected when validation rejected a
+// scenario, else exitOK (every operation of every scenario ran and
+// passed).
+func (r *Report) exitCode() int {
+	switch {
+	case r.Failed > 0 || r.Skipped > 0:
+		return exitFailed
+	case r.Rejected > 0:
+		return exitRejected
+	case r.Passed == 0 || r.Passed != len(r.Operations):
+		return exitFailed // no scenario ran: never a silent pass
+	}
+	return exitOK
 }
 
 // writeJSON prints the report.

@@ -32,8 +32,16 @@ func TestTourRunsEveryScenario(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("the -json output is not a report: %v\n%s", err, out)
 	}
-	if r.Failed != 0 || r.Passed != len(r.Operations) || len(r.Operations) == 0 {
-		t.Errorf("%d operations, %d passed, %d failed", len(r.Operations), r.Passed, r.Failed)
+	if r.Failed != 0 || r.Skipped != 0 || r.Rejected != 0 || r.Passed != len(r.Operations) || len(r.Operations) == 0 {
+		t.Errorf("%d operations, %d passed, %d failed, %d skipped; %d scenarios rejected", len(r.Operations), r.Passed, r.Failed, r.Skipped, r.Rejected)
+	}
+	if len(r.Scenarios) != len(scenarioNames()) {
+		t.Errorf("%d scenarios reported, want %d", len(r.Scenarios), len(scenarioNames()))
+	}
+	for _, sc := range r.Scenarios {
+		if sc.Status != StatusOK || sc.Error != "" {
+			t.Errorf("scenario %+v", sc)
+		}
 	}
 	hooks := map[string]bool{}
 	scenarios := map[string]bool{}
@@ -116,7 +124,7 @@ func TestTourInputs(t *testing.T) {
 	}
 	good := filepath.Join(dir, "req.json")
 	os.WriteFile(good, req, 0o644)
-	code, out, stderr := runTour(t, "-scenario", "cir", "-request", good, "-package", "package", "-json")
+	code, out, stderr := runTour(t, "-scenario", "pv", "-request", good, "-package", "package", "-json")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -131,7 +139,7 @@ func TestTourInputs(t *testing.T) {
 		}
 	}
 	if storage != 1 {
-		t.Errorf("the cir cluster from the PV request has %d storage servers, want 1", storage)
+		t.Errorf("the pv cluster from the request has %d storage servers, want 1", storage)
 	}
 }
 
@@ -145,10 +153,176 @@ func TestAFailedOperationFailsTheTour(t *testing.T) {
 	tr.operation(context.Background(), "x", "vnf", lcm.HealEnd, "fail", func(context.Context) ([]string, []string, error) {
 		return []string{"a"}, nil, errors.New("boom")
 	})
-	if tr.report.Failed != 1 || tr.report.Operations[0].OK || tr.report.Operations[0].Error != "boom" {
+	if tr.report.Failed != 1 || tr.report.Operations[0].OK || tr.report.Operations[0].Status != StatusFailed || tr.report.Operations[0].Error != "boom" {
 		t.Errorf("report %+v", tr.report)
 	}
 	if !strings.Contains(out.String(), "FAILED: boom") {
 		t.Errorf("output %q", out.String())
+	}
+}
+
+// decodeReport decodes the -json output and checks what every report
+// must hold: each operation that is not ok says why, in its error, and its
+// status is failed or skipped (skipped only after a failure in its
+// scenario); the counts add up.
+func decodeReport(t *testing.T, out string) Report {
+	t.Helper()
+	var r Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("the -json output is not a report: %v\n%s", err, out)
+	}
+	counts := map[string]int{}
+	failedIn := map[string]bool{}
+	for _, op := range r.Operations {
+		counts[op.Status]++
+		switch {
+		case op.OK != (op.Status == StatusOK):
+			t.Errorf("%s %s %s: ok %v, status %q", op.Scenario, op.VNF, op.Hook, op.OK, op.Status)
+		case op.Status == StatusOK:
+		case op.Status != StatusFailed && op.Status != StatusSkipped:
+			t.Errorf("%s %s %s: status %q", op.Scenario, op.VNF, op.Hook, op.Status)
+		case op.Error == "":
+			t.Errorf("%s %s %s is %s without an error", op.Scenario, op.VNF, op.Hook, op.Status)
+		case op.Status == StatusSkipped && (!failedIn[op.Scenario] || !strings.HasPrefix(op.Error, "not run: ")):
+			t.Errorf("%s %s %s skipped with reason %q after no failure", op.Scenario, op.VNF, op.Hook, op.Error)
+		}
+		if op.Status == StatusFailed {
+			failedIn[op.Scenario] = true
+		}
+	}
+	if counts[StatusOK] != r.Passed || counts[StatusFailed] != r.Failed || counts[StatusSkipped] != r.Skipped {
+		t.Errorf("statuses %v; report counts %d passed, %d failed, %d skipped", counts, r.Passed, r.Failed, r.Skipped)
+	}
+	return r
+}
+
+// TestTourNeverPassesSilently runs each sample request body as -request
+// with each scenario, in both output modes. A body that lacks what the
+// scenario needs is rejected before anything runs on the scenario's VNFs,
+// with the missing path, and the tour exits 2; only a scenario whose every
+// operation ran and passed exits 0.
+func TestTourNeverPassesSilently(t *testing.T) {
+	const k8s = "k8s_cluster_installation_param"
+	for _, tc := range []struct {
+		body, scenario string
+		want           int
+		// paths each name a problem the rejection must report.
+		paths []string
+	}{
+		// The registry VNF's body has no cluster at all.
+		{"instantiate_cir_registry.json", "cir", exitRejected, []string{k8s + ": is required", "private_registry_installation_param: unknown key"}},
+		{"instantiate_cir_registry.json", "pv", exitRejected, []string{k8s + ": is required"}},
+		{"instantiate_cir_registry.json", "kubespray", exitRejected, []string{k8s + ": is required"}},
+		{"instantiate_cir_registry.json", "scale", exitRejected, []string{k8s + ": is required"}},
+		// Cluster bodies without what the scenario does.
+		{"instantiate_pv_k8s_cluster.json", "cir", exitRejected, []string{k8s + ".private_registry_connection_info: is missing"}},
+		{"instantiate_pv_k8s_cluster.json", "kubespray", exitRejected, []string{k8s + ".ansible: is missing", k8s + ".external_lb_param.ssh_cp_name: is missing"}},
+		{"instantiate_pv_k8s_cluster.json", "scale", exitRejected, []string{k8s + ".private_registry_connection_info: is missing"}},
+		{"instantiate_kubespray.json", "cir", exitRejected, []string{k8s + ".private_registry_connection_info: is missing"}},
+		{"instantiate_kubespray.json", "pv", exitRejected, []string{k8s + ".storage_server.ssh_cp_name: is missing", k8s + ".storage_server.cinder_volume_setup_params: is missing"}},
+		{"instantiate_kubespray.json", "scale", exitRejected, []string{k8s + ".private_registry_connection_info: is missing"}},
+		{"instantiate_cir_k8s_cluster.json", "pv", exitRejected, []string{k8s + ".storage_server.ssh_cp_name: is missing"}},
+		{"instantiate_cir_k8s_cluster.json", "kubespray", exitRejected, []string{k8s + ".ansible: is missing"}},
+		// Bodies that have what the scenario needs.
+		{"instantiate_pv_k8s_cluster.json", "pv", exitOK, nil},
+		{"instantiate_kubespray.json", "kubespray", exitOK, nil},
+	} {
+		t.Run(strings.TrimSuffix(tc.body, ".json")+"/"+tc.scenario, func(t *testing.T) {
+			body := filepath.Join("requests", tc.body)
+			code, out, stderr := runTour(t, "-scenario", tc.scenario, "-request", body, "-json")
+			if code != tc.want {
+				t.Fatalf("-json: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.want, out, stderr)
+			}
+			r := decodeReport(t, out)
+			if len(r.Scenarios) != 1 || r.Scenarios[0].Name != tc.scenario {
+				t.Fatalf("scenarios %+v", r.Scenarios)
+			}
+			sc := r.Scenarios[0]
+			if tc.want == exitOK {
+				if sc.Status != StatusOK || r.Passed == 0 || r.Passed != len(r.Operations) {
+					t.Errorf("scenario %+v; %d of %d operations passed", sc, r.Passed, len(r.Operations))
+				}
+			} else {
+				// Rejected: nothing ran, on any VNF.
+				if sc.Status != StatusRejected || r.Rejected != 1 || len(r.Operations) != 0 || len(r.World.Hosts) != 0 {
+					t.Errorf("scenario %+v, %d rejected; %d operations ran; %d VMs built", sc, r.Rejected, len(r.Operations), len(r.World.Hosts))
+				}
+				if !strings.Contains(sc.Error, body) {
+					t.Errorf("the rejection does not name the body %s: %q", body, sc.Error)
+				}
+				for _, p := range tc.paths {
+					if !strings.Contains(sc.Error, p) {
+						t.Errorf("the rejection lacks %q: %q", p, sc.Error)
+					}
+				}
+			}
+
+			code, out, stderr = runTour(t, "-scenario", tc.scenario, "-request", body)
+			if code != tc.want {
+				t.Fatalf("human: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.want, out, stderr)
+			}
+			if tc.want != exitOK && !strings.Contains(out, "rejected, nothing ran: -request "+body) {
+				t.Errorf("the human output does not say the scenario was rejected:\n%s", out)
+			}
+			if strings.Contains(out, "scenario stopped") {
+				t.Errorf("the human output says %q:\n%s", "scenario stopped", out)
+			}
+		})
+	}
+
+	// Bodies that are no InstantiateVnfRequest at all are bad input.
+	for _, body := range []string{"scale_in.json", "scale_out.json"} {
+		code, out, stderr := runTour(t, "-scenario", "scale", "-request", filepath.Join("requests", body), "-json")
+		if code != exitUsage || !strings.Contains(stderr, "additionalParams is missing") {
+			t.Errorf("%s: exit %d, stderr %q; want %d and the missing additionalParams\n%s", body, code, stderr, exitUsage, out)
+		}
+	}
+}
+
+// TestTourReportsSkippedOperations breaks the registry image in a copy of
+// the sample package: its validation passes (the file is there), the
+// registry VNF's instantiate_end fails loading it, and every later
+// operation of the cir scenario is reported as skipped, with that failure
+// as the reason; the tour exits 1.
+func TestTourReportsSkippedOperations(t *testing.T) {
+	pkg := filepath.Join(t.TempDir(), "package")
+	if err := os.CopyFS(pkg, os.DirFS("package")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pkg, "Files/images/private_registry.tar"), []byte("not a tar"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runTour(t, "-scenario", "cir", "-package", pkg, "-json")
+	if code != exitFailed {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFailed, out, stderr)
+	}
+	r := decodeReport(t, out)
+	if r.Failed != 1 || r.Skipped == 0 || len(r.Scenarios) != 1 || r.Scenarios[0].Status != StatusFailed || !strings.Contains(r.Scenarios[0].Error, "private_registry.tar") {
+		t.Fatalf("%d failed, %d skipped; scenarios %+v", r.Failed, r.Skipped, r.Scenarios)
+	}
+	var failed Operation
+	for i, op := range r.Operations {
+		if op.Status == StatusFailed {
+			failed = op
+			if op.VNF != "registry" || op.Hook != string(lcm.InstantiateEnd) || !strings.Contains(op.Error, "private_registry.tar") {
+				t.Errorf("failed %+v", op)
+			}
+			if n := len(r.Operations) - i - 1; n != r.Skipped {
+				t.Errorf("%d operations after the failure, %d skipped", n, r.Skipped)
+			}
+			continue
+		}
+		if failed.Status == "" {
+			continue
+		}
+		if op.Status != StatusSkipped || op.Commands != 0 || len(op.Hosts) != 0 || !strings.Contains(op.Error, failed.What) {
+			t.Errorf("after the failure: %+v", op)
+		}
+	}
+	// The cluster VNF was never built.
+	for _, h := range r.World.Hosts {
+		if h.VNF != "registry" {
+			t.Errorf("host %s of %s was built after the failure", h.Resource, h.VNF)
+		}
 	}
 }
