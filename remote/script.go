@@ -3,6 +3,7 @@ package remote
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/template"
 	"text/template/parse"
@@ -65,7 +66,44 @@ func ParseScript(name, text string) (*Script, error) {
 			return nil, fmt.Errorf("remote: script %s: %s: %w", name, tt.Name(), err)
 		}
 	}
+	if t.Tree == nil {
+		return &Script{name: name, tmpl: t}, nil
+	}
+	flat, actions, err := flattenScript(t)
+	if err != nil {
+		return nil, fmt.Errorf("remote: script %s: %w", name, err)
+	}
+	places, err := placeholderContexts(flat, len(actions))
+	if err != nil {
+		return nil, fmt.Errorf("remote: script %s: not valid bash with each {{if}}, {{else}} and {{range}} branch taken once (keep each branch whole commands or words): %w", name, err)
+	}
+	for i, p := range places {
+		if p.reason != "" {
+			return nil, fmt.Errorf("remote: script %s: placeholder %s at %s: %s; a value may only be a plain word (assign it first, x=%s, then use \"$x\")",
+				name, actions[i], location(t, actions[i]), p.reason, actions[i])
+		}
+	}
 	return &Script{name: name, tmpl: t}, nil
+}
+
+// location is "line N" of an action in t, or "line N of template NAME"
+// when it is in another template t calls.
+func location(t *template.Template, n parse.Node) string {
+	loc, _ := t.Tree.ErrorContext(n)
+	// loc is NAME:LINE:COL.
+	rest, _, _ := cutLast(loc, ":")
+	tmpl, line, _ := cutLast(rest, ":")
+	if tmpl == t.Name() {
+		return "line " + line
+	}
+	return fmt.Sprintf("line %s of template %q", line, tmpl)
+}
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
 }
 
 // MustParseScript is ParseScript for scripts known at compile time; it
@@ -91,38 +129,118 @@ func checkQuoted(n parse.Node) error {
 		}
 	case *parse.ActionNode:
 		if len(n.Pipe.Decl) > 0 {
-			return nil
+			return qOnlyAtEnd(n.Line, n.Pipe)
 		}
 		last := n.Pipe.Cmds[len(n.Pipe.Cmds)-1]
 		if id, ok := last.Args[0].(*parse.IdentifierNode); !ok || id.Ident != "q" {
 			return fmt.Errorf("line %d: %s prints a value without quoting it; end the action with | q", n.Line, n)
 		}
+		for _, c := range n.Pipe.Cmds[:len(n.Pipe.Cmds)-1] {
+			if usesQ(c) {
+				return fmt.Errorf("line %d: %s uses q before its end; q may only end an action", n.Line, n)
+			}
+		}
+		for _, a := range last.Args[1:] {
+			if usesQ(a) {
+				return fmt.Errorf("line %d: %s uses q before its end; q may only end an action", n.Line, n)
+			}
+		}
 	case *parse.IfNode:
-		return checkBranches(n.List, n.ElseList)
+		return checkBranches(n.Line, n.Pipe, n.List, n.ElseList)
 	case *parse.RangeNode:
-		return checkBranches(n.List, n.ElseList)
+		return checkBranches(n.Line, n.Pipe, n.List, n.ElseList)
 	case *parse.WithNode:
-		return checkBranches(n.List, n.ElseList)
+		return checkBranches(n.Line, n.Pipe, n.List, n.ElseList)
+	case *parse.TemplateNode:
+		return qOnlyAtEnd(n.Line, n.Pipe)
 	}
 	return nil
 }
 
-func checkBranches(list, elseList *parse.ListNode) error {
+func checkBranches(line int, pipe *parse.PipeNode, list, elseList *parse.ListNode) error {
+	if err := qOnlyAtEnd(line, pipe); err != nil {
+		return err
+	}
 	if err := checkQuoted(list); err != nil {
 		return err
 	}
 	return checkQuoted(elseList)
 }
 
+// qOnlyAtEnd refuses q in a pipeline whose value is not printed: q may
+// only end a printing action, where Render knows its output is a value.
+func qOnlyAtEnd(line int, pipe *parse.PipeNode) error {
+	if pipe != nil && usesQ(pipe) {
+		return fmt.Errorf("line %d: %s uses q where it does not print a value; q may only end an action", line, pipe)
+	}
+	return nil
+}
+
+// usesQ reports whether n calls q anywhere.
+func usesQ(n parse.Node) bool {
+	switch n := n.(type) {
+	case *parse.IdentifierNode:
+		return n.Ident == "q"
+	case *parse.PipeNode:
+		for _, c := range n.Cmds {
+			if usesQ(c) {
+				return true
+			}
+		}
+	case *parse.CommandNode:
+		for _, a := range n.Args {
+			if usesQ(a) {
+				return true
+			}
+		}
+	case *parse.ChainNode:
+		return usesQ(n.Node)
+	}
+	return false
+}
+
 // Render returns the script text for data, preamble included. Use it in
 // golden tests.
+//
+// Render checks the text it produced as ParseScript checks the template:
+// it renders every value as a placeholder, parses the result as bash and
+// refuses it unless each placeholder stands where a quoted value stays one
+// literal word; only then does it put the quoted values in. So a template
+// whose {{if}} or {{range}} branches combine into a different shape than
+// ParseScript saw still cannot run a value.
 func (s *Script) Render(data any) (string, error) {
-	var b strings.Builder
-	b.WriteString(ScriptPreamble)
-	if err := s.tmpl.Execute(&b, data); err != nil {
+	t, err := s.tmpl.Clone()
+	if err != nil {
 		return "", fmt.Errorf("remote: script %s: %w", s.name, err)
 	}
-	return b.String(), nil
+	var values []string
+	t.Funcs(template.FuncMap{"q": func(v any) (string, error) {
+		quoted, err := quoteValue(v)
+		if err != nil {
+			return "", err
+		}
+		values = append(values, quoted)
+		return placeholder(len(values) - 1), nil
+	}})
+	var b strings.Builder
+	b.WriteString(ScriptPreamble)
+	if err := t.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("remote: script %s: %w", s.name, err)
+	}
+	text := b.String()
+	places, err := placeholderContexts(text, len(values))
+	if err != nil {
+		return "", fmt.Errorf("remote: script %s: rendered with values as placeholders, it is not valid bash: %w", s.name, err)
+	}
+	for i, p := range places {
+		if p.reason != "" {
+			return "", fmt.Errorf("remote: script %s: rendered, value %d: %s (line %d of the script)", s.name, i+1, p.reason, p.line)
+		}
+	}
+	return placeholderRE.ReplaceAllStringFunc(text, func(m string) string {
+		i, _ := strconv.Atoi(placeholderRE.FindStringSubmatch(m)[1])
+		return values[i]
+	}), nil
 }
 
 // Cmd renders the script for data as a command: bash -c SCRIPT NAME.

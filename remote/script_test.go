@@ -90,7 +90,7 @@ func TestScriptRejectsUnquotedValues(t *testing.T) {
 			t.Errorf("%s: err = %v, want a quoting error", text, err)
 		}
 	}
-	for _, text := range []string{`{{$x := .X}}echo {{q $x}}`, `{{with .X}}{{. | q}}{{end}}`} {
+	for _, text := range []string{`{{$x := .X}}echo {{q $x}}`, `{{with .X}}echo {{. | q}}{{end}}`} {
 		if _, err := remote.ParseScript("t", text); err != nil {
 			t.Errorf("%s: %v", text, err)
 		}
