@@ -86,24 +86,11 @@ func ParseScript(name, text string) (*Script, error) {
 	return &Script{name: name, tmpl: t}, nil
 }
 
-// location is "line N" of an action in t, or "line N of template NAME"
-// when it is in another template t calls.
+// location is "line N" of an action in the text given to ParseScript.
 func location(t *template.Template, n parse.Node) string {
-	loc, _ := t.Tree.ErrorContext(n)
-	// loc is NAME:LINE:COL.
-	rest, _, _ := cutLast(loc, ":")
-	tmpl, line, _ := cutLast(rest, ":")
-	if tmpl == t.Name() {
-		return "line " + line
-	}
-	return fmt.Sprintf("line %s of template %q", line, tmpl)
-}
-
-func cutLast(s, sep string) (before, after string, found bool) {
-	if i := strings.LastIndex(s, sep); i >= 0 {
-		return s[:i], s[i+len(sep):], true
-	}
-	return s, "", false
+	loc, _ := t.Tree.ErrorContext(n) // NAME:LINE:COL
+	loc = loc[:strings.LastIndex(loc, ":")]
+	return "line " + loc[strings.LastIndex(loc, ":")+1:]
 }
 
 // MustParseScript is ParseScript for scripts known at compile time; it

@@ -12,15 +12,16 @@ import (
 )
 
 // A placeholder stands for one value while a Script's shell syntax is
-// checked: a plain shell word that is not a name (it has dashes) and that
-// the q function never produces for a value, because the checked text
-// holds no value at all. Where a placeholder is a safe part of a word, so
-// is q's output: both are shell word pieces without any special character.
-const placeholderPrefix = "MGMTKIT-PLACEHOLDER-"
+// checked: a plain shell word of letters and digits, so that bash parses
+// it as one token wherever it stands (in an arithmetic expression, after
+// $, as a name) and the checker finds it there. The checked text holds no
+// value at all, only placeholders. Where a placeholder is a safe part of a
+// word, so is q's output: both are word pieces without special characters.
+const placeholderPrefix = "MGMTKITPLACEHOLDER"
 
-var placeholderRE = regexp.MustCompile(placeholderPrefix + `([0-9]+)-`)
+var placeholderRE = regexp.MustCompile(placeholderPrefix + `([0-9]+)X`)
 
-func placeholder(i int) string { return placeholderPrefix + strconv.Itoa(i) + "-" }
+func placeholder(i int) string { return placeholderPrefix + strconv.Itoa(i) + "X" }
 
 // flattenScript returns the text of t's template with every printing
 // action replaced by a placeholder, and those actions in order. Control
@@ -120,6 +121,9 @@ type placement struct {
 // placeholders in it, whether it stands in a place where a quoted value
 // stays one literal word (see [Script]) and, if not, why.
 func placeholderContexts(src string, n int) ([]placement, error) {
+	if strings.Count(src, placeholderPrefix) != n {
+		return nil, fmt.Errorf("the script text contains %s, which is reserved", placeholderPrefix)
+	}
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(src), "")
 	if err != nil {
 		return nil, err
@@ -158,7 +162,7 @@ func placeholderContexts(src string, n int) ([]placement, error) {
 	})
 	for i, ok := range seen {
 		if !ok {
-			found[i] = placement{reason: "split across shell tokens (next to $, or inside ${...})"}
+			found[i] = placement{reason: "split across shell tokens"}
 		}
 	}
 	return found, nil
@@ -211,8 +215,11 @@ func litReason(lit *syntax.Lit, stack []syntax.Node) string {
 		}
 	case *syntax.Assign:
 		// The value of a plain assignment: x={{... | q}}.
+		if word != p.Value {
+			return "in an array index"
+		}
 	case *syntax.ArrayElem:
-		if p.Index != nil {
+		if word != p.Value || p.Index != nil {
 			return "in an indexed array element"
 		}
 	case *syntax.WordIter:
