@@ -19,11 +19,37 @@ const ScriptPreamble = "set -euo pipefail\n"
 // in which every value is quoted.
 //
 // Every action that prints a value must end in the q function
-// ({{q .Path}} or {{.Path | q}}), which quotes it as one shell word;
-// [ParseScript] rejects a template with an unquoted action, so a value can
-// never change the shape of the script. Control actions ({{if}}, {{range}},
+// ({{q .Path}} or {{.Path | q}}), which quotes it as one shell word; q
+// may not appear anywhere else. Control actions ({{if}}, {{range}},
 // {{with}}, variable declarations) need no quoting. Secrets cannot be
 // rendered at all: q refuses a [Secret]; pass secrets on standard input.
+//
+// A quoted word stays literal only where bash reads a plain word, so a
+// value may only stand, alone or next to quoted strings and plain
+// characters (letters, digits and _@%+=:,./-), as
+//
+//   - an argument of a command, but not its name: echo {{.X | q}},
+//     --opt={{.X | q}}, "$HOME"/{{.X | q}};
+//   - the value of a plain assignment: x={{.X | q}} (then use "$x"), or an
+//     element of an array: a=({{.X | q}});
+//   - the target of <, >, >>, <>, >|, &>, &>> or <<<;
+//   - an item of for NAME in ..., or the subject of case ... in.
+//
+// Anywhere else ParseScript refuses the template, naming the placeholder,
+// its line and the place: inside double or single quotes, a heredoc,
+// backticks, $(...), <(...), ${...} or [[ ]], in an arithmetic context, a
+// comment or a case pattern, next to $ or an unquoted expansion, glob or
+// brace, and as an argument of the builtins that evaluate their arguments
+// as code or variable names (eval, let, trap, alias, unset, read, mapfile,
+// readarray, getopts, declare, local, export, readonly, typeset, and
+// printf, test or wait after -v). ParseScript decides from bash's syntax
+// tree (mvdan.cc/sh/v3/syntax) of the template with each value replaced by
+// a placeholder word and each {{if}}, {{else}} and {{range}} branch taken
+// once, and refuses a template that is not valid bash that way. Render
+// checks the script it renders in the same way, so branches that combine
+// differently than ParseScript saw cannot move a value out of its place.
+// Evaluating a value the script holds (eval "$x", bash -c "$x") remains
+// the script's own choice.
 //
 // A Script runs as `bash -c SCRIPT NAME` (with sudo when Cmd.Sudo is set).
 type Script struct {
@@ -52,7 +78,8 @@ func quoteValue(v any) (string, error) {
 }
 
 // ParseScript parses a script template and checks that every action that
-// prints a value ends in q.
+// prints a value ends in q, and stands where q's quoting keeps it one
+// literal word (see [Script]).
 func ParseScript(name, text string) (*Script, error) {
 	t, err := template.New(name).Funcs(scriptFuncs).Option("missingkey=error").Parse(text)
 	if err != nil {

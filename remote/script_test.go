@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,5 +222,27 @@ func TestScriptRenderChecksWhatItRenders(t *testing.T) {
 	}
 	if _, err := s.Cmd(data); err == nil {
 		t.Fatal("Cmd accepted what Render refuses")
+	}
+}
+
+// TestScriptRendersConcurrently checks that renders, which each record
+// their own values, do not mix them up.
+func TestScriptRendersConcurrently(t *testing.T) {
+	s := remote.MustParseScript("t", `echo {{.X | q}}`)
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			v := strings.Repeat("x y", i)
+			text, err := s.Render(map[string]string{"X": v})
+			if err == nil && text != remote.ScriptPreamble+"echo "+remote.Quote(v) {
+				err = fmt.Errorf("render %d = %q", i, text)
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
