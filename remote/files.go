@@ -447,9 +447,11 @@ func (h *SSHHost) stagingDir(c *conn, client *sftp.Client, recheck bool) (string
 // mode 0700 and owned by the login user. It never follows a link at dir.
 //
 // The mkdir passes through the server's umask (sftp-server.c,
-// process_mkdir: mode 0777 unless the request carries one, and pkg/sftp's
-// Mkdir sends none), so the mode is set and checked afterwards; the
-// directory is empty until then.
+// process_mkdir: `mode = (a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) ?
+// a.perm & 07777 : 0777;`, and pkg/sftp's Mkdir sends no attributes), so
+// the mode is set and checked afterwards. Until then the directory is
+// empty; someone who opened it in that moment can later list the random
+// names of staged files through that descriptor, but open none of them.
 func privateDir(client *sftp.Client, dir string) error {
 	mkErr := client.Mkdir(dir)
 	before, err := client.Lstat(dir)
@@ -496,21 +498,20 @@ func privateDir(client *sftp.Client, dir string) error {
 }
 
 // writableDir makes dir and its parents as needed and checks that the
-// login user can create files in it, by creating and removing an empty
-// one: a commit without sudo moves the staged file there, and a directory
-// the login user cannot write to is better found before the upload. The
-// error is the server's (errors.Is fs.ErrPermission when it refuses).
+// login user can create files in it, by making and removing an empty
+// directory there: a commit without sudo moves the staged file into dir,
+// and a directory the login user cannot write to is better found before
+// the upload. The error is the server's (errors.Is fs.ErrPermission when
+// it refuses).
 func (h *SSHHost) writableDir(client *sftp.Client, dir string) error {
 	if err := client.MkdirAll(dir); err != nil {
 		return fmt.Errorf("%s: creating %s: %w", h.name, dir, err)
 	}
 	check := path.Join(dir, ".mgmtkit-check-"+randomSuffix())
-	f, err := client.OpenFile(check, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
-	if err != nil {
+	if err := client.Mkdir(check); err != nil {
 		return fmt.Errorf("%s: creating a file in %s: %w", h.name, dir, err)
 	}
-	f.Close()
-	client.Remove(check)
+	client.RemoveDirectory(check)
 	return nil
 }
 
@@ -533,7 +534,9 @@ func (h *SSHHost) stage(ctx context.Context, c *conn, client *sftp.Client, file 
 		if err != nil {
 			return "", "", err
 		}
-		staged = path.Join(dir, "."+path.Base(file)+".mgmtkit-"+randomSuffix())
+		// A random name: it tells nothing about the file, even to someone
+		// who opened the directory in the moment before its chmod.
+		staged = path.Join(dir, "mgmtkit-"+randomSuffix())
 		f, err := client.OpenFile(staged, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 		if errors.Is(err, fs.ErrNotExist) && attempt == 0 {
 			continue
