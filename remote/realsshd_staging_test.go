@@ -288,3 +288,87 @@ func TestRealSSHDStagingIsPrivate(t *testing.T) {
 		t.Errorf("staging directory: %v, %v; want a directory of mode 0700", fi, err)
 	}
 }
+
+// The staging directory is shared by every connection of the login user
+// and kept, so what is found at its path is checked before use: a link or
+// a directory of someone else is refused (nothing is written through it),
+// and the login user's own directory is made private again.
+func TestRealSSHDStagingDirIsChecked(t *testing.T) {
+	srv := sshdtest.Start(t)
+	login := srv.User(sshdtest.SudoNoPassword)
+	other := srv.User(sshdtest.SudoNone)
+	stage := filepath.Join(login.Home, ".mgmtkit-staging")
+	trap := filepath.Join(other.Home, "trap")
+	if err := os.Mkdir(trap, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(trap, 0o777) // past the umask
+	if err := os.Chown(trap, other.UID, -1); err != nil {
+		t.Fatal(err)
+	}
+	write := func(t *testing.T) error {
+		h, lc := realHost(t, srv, login, nil)
+		file := "/etc/mgmtkit-checked-" + randomHex(6)
+		t.Cleanup(func() { os.Remove(file) })
+		_, err := h.WriteFile(testCtx(t), file, strings.NewReader("secret\n"), remote.FileOptions{Sudo: true, Mode: 0o600})
+		lc.note(err)
+		if _, serr := os.Stat(file); (serr == nil) != (err == nil) {
+			t.Errorf("WriteFile returned %v, but the file exists: %v", err, serr == nil)
+		}
+		return err
+	}
+	for _, tc := range []struct {
+		name  string
+		setup func() error
+	}{
+		{"SymlinkToAnotherUsersDir", func() error { return os.Symlink(trap, stage) }},
+		{"AnotherUsersDir", func() error {
+			if err := os.Mkdir(stage, 0o777); err != nil {
+				return err
+			}
+			os.Chmod(stage, 0o777)
+			return os.Chown(stage, other.UID, -1)
+		}},
+		{"RegularFile", func() error { return os.WriteFile(stage, nil, 0o600) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.RemoveAll(stage)
+			if err := tc.setup(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(stage) })
+			err := write(t)
+			if err == nil || !strings.Contains(err.Error(), "staging directory") {
+				t.Errorf("WriteFile with a %s at %s: %v, want a staging directory error", tc.name, stage, err)
+			}
+			if left, _ := filepath.Glob(filepath.Join(trap, "*")); len(left) > 0 {
+				t.Errorf("files written through the staging path: %v", left)
+			}
+		})
+	}
+	t.Run("OwnDirWithWrongMode", func(t *testing.T) {
+		os.RemoveAll(stage)
+		if err := os.Mkdir(stage, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(stage, login.UID, -1); err != nil {
+			t.Fatal(err)
+		}
+		if err := write(t); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Lstat(stage); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("staging directory: %v, %v; want mode 0700", fi, err)
+		}
+	})
+	t.Run("RemovedWhileConnected", func(t *testing.T) {
+		h, lc := realHost(t, srv, login, nil)
+		file := filepath.Join(login.Home, "again")
+		for i := range 2 {
+			if _, err := h.WriteFile(testCtx(t), file, strings.NewReader(fmt.Sprint(i)), remote.FileOptions{}); lc.note(err) != nil {
+				t.Fatalf("write %d: %v", i, err)
+			}
+			os.RemoveAll(stage)
+		}
+	})
+}
