@@ -173,26 +173,27 @@ func (h *SSHHost) probe(ctx context.Context, file string, size int64, sudo bool)
 }
 
 // commitScript moves a verified staged file into place. Arguments: staged
-// file, destination, expected SHA-256, mode (octal), owner, group.
+// file, destination, expected SHA-256, mode (octal), owner, group, and how
+// the staged file reaches the destination's directory: "rename" or "copy".
 //
-// When the staged file is not in the destination's directory, it is first
-// copied to a temporary file there, so that the final step is a rename
-// within one directory: readers see the old file or the new one, never a
-// part. The copy is verified against the expected checksum before the
-// rename; the staged file is removed whatever happens.
+// The staged file is first put in a temporary file next to the
+// destination, made by mktemp (mode 0600), so that the final step is a
+// rename within one directory: readers see the old file or the new one,
+// never a part. "rename" moves it there (mv renames within a filesystem
+// and copies across them); "copy", for commits under sudo, copies it into
+// the root-owned temporary file, so that the login user keeps no
+// descriptor on the file root ends up using. The temporary file is
+// verified against the expected checksum, given its owner and mode and
+// renamed; the staged file is removed whatever happens.
 const commitScript = `set -eu
-` + sha256Func + `src=$1 dst=$2 sum=$3 mode=$4 owner=$5 group=$6
+` + sha256Func + `src=$1 dst=$2 sum=$3 mode=$4 owner=$5 group=$6 how=$7
 dir=${dst%/*}
 [ -n "$dir" ] || dir=/
 trap 'rm -f -- "$src"' EXIT
 mkdir -p -- "$dir"
-if [ "${src%/*}" = "$dir" ]; then
-  tmp=$src
-else
-  tmp=$(mktemp -p "$dir" ".${dst##*/}.mgmtkit-XXXXXX")
-  trap 'rm -f -- "$src" "$tmp"' EXIT
-  cat -- "$src" > "$tmp"
-fi
+tmp=$(mktemp -p "$dir" ".${dst##*/}.mgmtkit-XXXXXX")
+trap 'rm -f -- "$src" "$tmp"' EXIT
+if [ "$how" = rename ]; then mv -f -- "$src" "$tmp"; else cat -- "$src" > "$tmp"; fi
 got=$(sha256 < "$tmp")
 if [ "${got%% *}" != "$sum" ]; then
   echo "checksum mismatch after transfer of $dst" >&2
@@ -202,14 +203,24 @@ if [ -n "$owner$group" ]; then chown -- "$owner:$group" "$tmp"; fi
 chmod -- "$mode" "$tmp"
 mv -f -- "$tmp" "$dst"`
 
+// commitHow says how a commit script brings a staged file next to its
+// destination: a rename when the login user commits (the file is theirs
+// either way), a copy into a fresh root-owned file under sudo.
+func commitHow(sudo bool) string {
+	if sudo {
+		return "copy"
+	}
+	return "rename"
+}
+
 // WriteFile writes content to path atomically. See [Host].
 //
 // The content is hashed first when it is seekable (an *os.File, a
 // *bytes.Reader, most fs.File values), so an unchanged file costs one
-// command and no transfer. Otherwise it is streamed to a staging file and
-// compared there. Root-owned destinations (Sudo) are staged in the login
-// user's home directory over SFTP and moved into place by one command run
-// through sudo.
+// command and no transfer. Otherwise it is streamed to a staging file in
+// the login user's private staging directory (~/.mgmtkit-staging, mode
+// 0700) and compared there, then moved into place by one command, run through sudo
+// for root-owned destinations (Sudo).
 func (h *SSHHost) WriteFile(ctx context.Context, file string, content io.Reader, opts FileOptions) (bool, error) {
 	return h.writeFile(ctx, file, content, opts, false)
 }
@@ -256,11 +267,10 @@ func (h *SSHHost) writeFile(ctx context.Context, file string, content io.Reader,
 	}
 	replay := false
 	err = h.withSFTP(ctx, func(c *conn, client *sftp.Client) error {
-		stageDir := path.Dir(file)
-		if opts.Sudo {
-			stageDir = c.home
-		} else if err := client.MkdirAll(stageDir); err != nil {
-			return fmt.Errorf("%s: creating %s: %w", h.name, stageDir, err)
+		if !opts.Sudo {
+			if err := h.writableDir(client, path.Dir(file)); err != nil {
+				return err
+			}
 		}
 		if replay {
 			if start < 0 {
@@ -271,10 +281,8 @@ func (h *SSHHost) writeFile(ctx context.Context, file string, content io.Reader,
 			}
 		}
 		replay = true
-		staged = path.Join(stageDir, "."+path.Base(file)+".mgmtkit-"+randomSuffix())
 		var err error
-		if sum, err = h.upload(ctx, client, staged, content, c.sftpInFlight); err != nil {
-			client.Remove(staged)
+		if staged, sum, err = h.stage(ctx, c, client, file, content); err != nil {
 			return err
 		}
 		if (want != "" && sum != want) || (cur.exists && cur.sum == sum) {
@@ -291,7 +299,7 @@ func (h *SSHHost) writeFile(ctx context.Context, file string, content io.Reader,
 		return h.fixAttrs(ctx, file, cur, mode, owner, group, opts.Sudo)
 	}
 	octal := strconv.FormatUint(uint64(mode), 8)
-	_, err = h.Run(ctx, Cmd{Args: []string{"sh", "-c", commitScript, "mgmtkit-commit", staged, file, sum, octal, owner, group}, Sudo: opts.Sudo})
+	_, err = h.Run(ctx, Cmd{Args: []string{"sh", "-c", commitScript, "mgmtkit-commit", staged, file, sum, octal, owner, group, commitHow(opts.Sudo)}, Sudo: opts.Sudo})
 	if errors.Is(err, ErrConnectionLost) {
 		// The commit may or may not have happened before the connection
 		// dropped. Look (on a new connection): the file either holds the
@@ -398,13 +406,156 @@ func (h *SSHHost) fixAttrs(ctx context.Context, file string, cur remoteFile, mod
 	return changed, nil
 }
 
-// upload streams content to a new file (mode 0600 before any byte is
-// written) with concurrent SFTP writes and returns its SHA-256.
-func (h *SSHHost) upload(ctx context.Context, client *sftp.Client, staged string, content io.Reader, inFlight int) (string, error) {
-	f, err := client.OpenFile(staged, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
-	if err != nil {
-		return "", fmt.Errorf("%s: creating %s: %w", h.name, staged, err)
+// stagingDirName is the login user's private staging directory, in their
+// home directory: every file WriteFile and WriteFiles write is uploaded
+// there first, then moved (or, under sudo, copied) into place.
+//
+// Staging files cannot be created with their final mode: pkg/sftp sends
+// SSH_FXP_OPEN without attributes, and OpenSSH's sftp-server then creates
+// the file with mode 0666 less its umask (sftp-server.c, process_open:
+// `mode = (a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) ? a.perm : 0666;
+// fd = open(name, flags, mode);`), so a 0600 file is readable by anyone
+// until its chmod, and a descriptor opened in that window reads every byte
+// written later. A directory of mode 0700 closes the window whatever the
+// files' modes: the kernel checks search permission on the directory at
+// every open of a file in it, including an openat from a descriptor or a
+// working directory obtained earlier.
+const stagingDirName = ".mgmtkit-staging"
+
+// stagingDir returns the connection's staging directory, making and
+// checking it on first use, or again when recheck is set. The directory is
+// shared by every write of every connection of the login user, and kept.
+func (h *SSHHost) stagingDir(c *conn, client *sftp.Client, recheck bool) (string, error) {
+	c.sftpMu.Lock()
+	dir := c.stage
+	c.sftpMu.Unlock()
+	if dir != "" && !recheck {
+		return dir, nil
 	}
+	dir = path.Join(c.home, stagingDirName)
+	if err := privateDir(client, dir); err != nil {
+		return "", fmt.Errorf("%s: staging directory %s: %w", h.name, dir, err)
+	}
+	c.sftpMu.Lock()
+	c.stage = dir
+	c.sftpMu.Unlock()
+	return dir, nil
+}
+
+// privateDir makes dir a directory that only the login user can enter, or
+// checks that it already is one: a directory (not a symbolic link to one),
+// mode 0700 and owned by the login user. It never follows a link at dir.
+//
+// The mkdir passes through the server's umask (sftp-server.c,
+// process_mkdir: `mode = (a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) ?
+// a.perm & 07777 : 0777;`, and pkg/sftp's Mkdir sends no attributes), so
+// the mode is set and checked afterwards. Until then the directory is
+// empty; someone who opened it in that moment can later list the random
+// names of staged files through that descriptor, but open none of them.
+func privateDir(client *sftp.Client, dir string) error {
+	mkErr := client.Mkdir(dir)
+	before, err := client.Lstat(dir)
+	switch {
+	case err != nil && mkErr != nil:
+		return mkErr
+	case err != nil:
+		return err
+	case !before.IsDir():
+		return fmt.Errorf("exists and is not a directory (%v); refusing to use it", before.Mode().Type())
+	}
+	if err := client.Chmod(dir, 0o700); err != nil {
+		return err
+	}
+	after, err := client.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !after.IsDir() || after.Mode().Perm() != 0o700 || fileUID(after) != fileUID(before) {
+		return fmt.Errorf("changed while it was checked (now %v); refusing to use it", after.Mode())
+	}
+	if mkErr == nil {
+		return nil // made by the login user just now
+	}
+	// The directory was there before: make sure the login user owns it,
+	// by comparing its owner with the owner of a file made in it. (A user
+	// other than root cannot make files in another user's 0700 directory,
+	// and cannot chmod it; root can do both.)
+	marker := path.Join(dir, ".owner-"+randomSuffix())
+	f, err := client.OpenFile(marker, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	f.Close()
+	client.Remove(marker)
+	if err != nil {
+		return err
+	}
+	if fileUID(fi) != fileUID(after) {
+		return fmt.Errorf("owned by uid %d, not by the login user (uid %d); refusing to use it", fileUID(after), fileUID(fi))
+	}
+	return nil
+}
+
+// writableDir makes dir and its parents as needed and checks that the
+// login user can create files in it, by making and removing an empty
+// directory there: a commit without sudo moves the staged file into dir,
+// and a directory the login user cannot write to is better found before
+// the upload. The error is the server's (errors.Is fs.ErrPermission when
+// it refuses).
+func (h *SSHHost) writableDir(client *sftp.Client, dir string) error {
+	if err := client.MkdirAll(dir); err != nil {
+		return fmt.Errorf("%s: creating %s: %w", h.name, dir, err)
+	}
+	check := path.Join(dir, ".mgmtkit-check-"+randomSuffix())
+	if err := client.Mkdir(check); err != nil {
+		return fmt.Errorf("%s: creating a file in %s: %w", h.name, dir, err)
+	}
+	client.RemoveDirectory(check)
+	return nil
+}
+
+// fileUID returns the owner of a file SFTP reported on, or -1 when the
+// server did not say.
+func fileUID(fi fs.FileInfo) int64 {
+	if st, ok := fi.Sys().(*sftp.FileStat); ok {
+		return int64(st.UID)
+	}
+	return -1
+}
+
+// stage uploads content to a new file in the staging directory and
+// returns its path and the content's SHA-256. A staged file that could
+// not be written completely is removed. If the staging directory has
+// disappeared since it was checked (someone removed it), it is made again.
+func (h *SSHHost) stage(ctx context.Context, c *conn, client *sftp.Client, file string, content io.Reader) (staged, sum string, err error) {
+	for attempt := 0; ; attempt++ {
+		dir, err := h.stagingDir(c, client, attempt > 0)
+		if err != nil {
+			return "", "", err
+		}
+		// A random name: it tells nothing about the file, even to someone
+		// who opened the directory in the moment before its chmod.
+		staged = path.Join(dir, "mgmtkit-"+randomSuffix())
+		f, err := client.OpenFile(staged, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+		if errors.Is(err, fs.ErrNotExist) && attempt == 0 {
+			continue
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("%s: creating %s: %w", h.name, staged, err)
+		}
+		if sum, err = h.upload(ctx, f, staged, content, c.sftpInFlight); err != nil {
+			client.Remove(staged)
+			return "", "", err
+		}
+		return staged, sum, nil
+	}
+}
+
+// upload streams content to f, a new staged file, with concurrent SFTP
+// writes and returns its SHA-256. The file is made 0600 before any byte is
+// written, and closed.
+func (h *SSHHost) upload(ctx context.Context, f *sftp.File, staged string, content io.Reader, inFlight int) (string, error) {
 	defer f.Close()
 	if err := f.Chmod(0o600); err != nil {
 		return "", fmt.Errorf("%s: chmod %s: %w", h.name, staged, err)

@@ -86,13 +86,13 @@ func TestWriteFileAsRoot(t *testing.T) {
 	}
 
 	// No staging files are left behind.
-	for _, dir := range []string{"/home/ubuntu", "/etc/containerd/certs.d/registry.example.com"} {
+	for _, dir := range []string{"/home/ubuntu", "/home/ubuntu/.mgmtkit-staging", "/etc/containerd/certs.d/registry.example.com"} {
 		entries, err := srv.FS().As(sshtest.Root, "/").ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range entries {
-			if strings.Contains(e.Name(), "mgmtkit") {
+			if strings.Contains(e.Name(), "mgmtkit") && e.Name() != ".mgmtkit-staging" {
 				t.Errorf("staging file %s/%s left behind", dir, e.Name())
 			}
 		}

@@ -347,7 +347,7 @@ func TestRealSSHD(t *testing.T) {
 					t.Errorf("mode and owner = %q, want %q", got, "640 root "+u.Name)
 				}
 				// Nothing is left staged in the user's home directory.
-				if left, _ := filepath.Glob(filepath.Join(u.Home, ".*mgmtkit*")); len(left) > 0 {
+				if left := leftovers(u.Home); len(left) > 0 {
 					t.Errorf("staging files left behind: %v", left)
 				}
 				for _, src := range []string{"seekable", "stream"} {
@@ -428,7 +428,7 @@ func TestRealSSHD(t *testing.T) {
 		if b, err := os.ReadFile(files[1].Path); err != nil || string(b) != "{}\n" {
 			t.Errorf("b.json = %q, %v", b, err)
 		}
-		if left, _ := filepath.Glob(filepath.Join(pw.Home, ".*mgmtkit*")); len(left) > 0 {
+		if left := leftovers(pw.Home); len(left) > 0 {
 			t.Errorf("staging files left behind: %v", left)
 		}
 		changed, err = remote.WriteFiles(ctx, h, files)
@@ -567,6 +567,21 @@ func writeSource(t testing.TB, content []byte) *os.File {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// leftovers lists the staging files left in home: in its staging
+// directory (which is kept) or next to it.
+func leftovers(home string) []string {
+	stage := filepath.Join(home, ".mgmtkit-staging")
+	var left []string
+	near, _ := filepath.Glob(filepath.Join(home, ".*mgmtkit*"))
+	for _, f := range near {
+		if f != stage {
+			left = append(left, f)
+		}
+	}
+	in, _ := filepath.Glob(filepath.Join(stage, "*"))
+	return append(left, in...)
 }
 
 func randomHex(n int) string {

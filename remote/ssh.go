@@ -99,7 +99,8 @@ type conn struct {
 
 	sftpMu       sync.Mutex
 	sftp         *sftp.Client
-	home         string // the login user's home, where sudo writes are staged
+	home         string // the login user's home
+	stage        string // the private staging directory, once checked (see stagingDir)
 	sftpInFlight int    // concurrent write requests per upload
 }
 

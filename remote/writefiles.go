@@ -65,13 +65,17 @@ const probeFilesScript = `set -eu
   if [ "${attrs##* }" = "$want" ]; then s=$(sha256 < "$f"); echo "$attrs ${s%% *}"; else echo "$attrs"; fi
 done`
 
-// commitFilesScript puts files in place; its arguments are groups of six:
-// staged file (empty to fix only the mode and owner of the destination),
-// destination, expected SHA-256, mode (octal), owner, group. Each file is
-// committed as commitScript does: copied next to its destination when
-// staged elsewhere, verified, given its mode and owner, renamed.
+// commitFilesScript puts files in place; its first argument is how staged
+// files reach their destination's directory ("rename" or "copy", as for
+// commitScript), the others groups of six: staged file (empty to fix only
+// the mode and owner of the destination), destination, expected SHA-256,
+// mode (octal), owner, group. Each file is committed as commitScript does:
+// brought into a mktemp file next to its destination, verified, given its
+// mode and owner, renamed.
 const commitFilesScript = `set -eu
-` + sha256Func + `while [ $# -ge 6 ]; do
+` + sha256Func + `how=$1
+shift
+while [ $# -ge 6 ]; do
   src=$1 dst=$2 sum=$3 mode=$4 owner=$5 group=$6
   shift 6
   if [ -z "$src" ]; then
@@ -82,14 +86,9 @@ const commitFilesScript = `set -eu
   dir=${dst%/*}
   [ -n "$dir" ] || dir=/
   mkdir -p -- "$dir"
-  if [ "${src%/*}" = "$dir" ]; then
-    tmp=$src
-  else
-    tmp=$(mktemp -p "$dir" ".${dst##*/}.mgmtkit-XXXXXX")
-    trap 'rm -f -- "$tmp"' EXIT
-    cat -- "$src" > "$tmp"
-    rm -f -- "$src"
-  fi
+  tmp=$(mktemp -p "$dir" ".${dst##*/}.mgmtkit-XXXXXX")
+  trap 'rm -f -- "$tmp"' EXIT
+  if [ "$how" = rename ]; then mv -f -- "$src" "$tmp"; else cat -- "$src" > "$tmp"; rm -f -- "$src"; fi
   got=$(sha256 < "$tmp")
   if [ "${got%% *}" != "$sum" ]; then
     echo "checksum mismatch after transfer of $dst" >&2
@@ -168,24 +167,25 @@ func (h *SSHHost) WriteFiles(ctx context.Context, files []FileWrite) ([]bool, er
 		}
 	}
 	err = h.withSFTP(ctx, func(c *conn, client *sftp.Client) error {
+		writable := map[string]bool{}
 		for k := range plans {
 			p := &plans[k]
 			if !p.upload {
 				continue
 			}
 			file := files[p.i].Path
-			stageDir := path.Dir(file)
-			if sudo {
-				stageDir = c.home
-			} else if err := client.MkdirAll(stageDir); err != nil {
-				return fmt.Errorf("%s: creating %s: %w", h.name, stageDir, err)
+			if dir := path.Dir(file); !sudo && !writable[dir] {
+				if err := h.writableDir(client, dir); err != nil {
+					return err
+				}
+				writable[dir] = true
 			}
-			p.staged = path.Join(stageDir, "."+path.Base(file)+".mgmtkit-"+randomSuffix())
-			staged = append(staged, p.staged)
-			sum, err := h.upload(ctx, client, p.staged, bytes.NewReader(files[p.i].Content), c.sftpInFlight)
-			if err != nil {
+			var sum string
+			var err error
+			if p.staged, sum, err = h.stage(ctx, c, client, file, bytes.NewReader(files[p.i].Content)); err != nil {
 				return err
 			}
+			staged = append(staged, p.staged)
 			if sum != p.sum {
 				return fmt.Errorf("%s: %s: the upload's checksum differs from the content's", h.name, file)
 			}
@@ -197,7 +197,7 @@ func (h *SSHHost) WriteFiles(ctx context.Context, files []FileWrite) ([]bool, er
 		return changed, err
 	}
 
-	commit := []string{"sh", "-c", commitFilesScript, "mgmtkit-commit-files"}
+	commit := []string{"sh", "-c", commitFilesScript, "mgmtkit-commit-files", commitHow(sudo)}
 	for _, p := range plans {
 		commit = append(commit, p.staged, files[p.i].Path, p.sum, p.mode, p.owner, p.group)
 	}

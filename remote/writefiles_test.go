@@ -54,8 +54,9 @@ func TestWriteFilesInThreeRoundTrips(t *testing.T) {
 	}
 	// Nothing left in the staging directory.
 	entries, _ := srv.FS().ReadDir("/home/ubuntu")
-	for _, e := range entries {
-		if strings.Contains(e.Name(), "mgmtkit") {
+	staged, _ := srv.FS().ReadDir("/home/ubuntu/.mgmtkit-staging")
+	for _, e := range append(entries, staged...) {
+		if strings.Contains(e.Name(), "mgmtkit") && e.Name() != ".mgmtkit-staging" {
 			t.Errorf("staged file left behind: %s", e.Name())
 		}
 	}
