@@ -15,7 +15,9 @@ require (
 
 require (
 	github.com/anmitsu/go-shlex v0.0.0-20200514113438-38f4b401e2be // indirect
+	github.com/distribution/reference v0.6.0 // indirect
 	github.com/kr/fs v0.1.0 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.47.0 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
