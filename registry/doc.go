@@ -36,7 +36,10 @@
 // certificate_path outside the package, missing, not a PEM certificate,
 // or on an HTTP connection; a hosts_string that is not exactly
 // "<IP> <FQDN>"; two connections to one server; an image_path missing from
-// the package; a port_no outside 1–65535; proxy URLs that are not http(s)
+// the package or not a valid `docker save` archive ([ReadImageArchive]:
+// its manifest, config digest and RepoTags, which reach docker's argv,
+// are judged then, and the step reuses what was read); a port_no outside
+// 1–65535; proxy URLs that are not http(s)
 // or hold characters that could escape a systemd Environment= line.
 //
 // # Secrets
