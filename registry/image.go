@@ -47,8 +47,13 @@ type ImageArchive struct {
 }
 
 // ReadImageArchive reads and validates the `docker save` tar name of fsys
-// in one pass, without keeping (or, when fsys's files can seek, reading)
-// the layers.
+// in one pass over its headers. It reads only manifest.json and the files
+// of at most 4 MiB named like an image config (to compute the image ID),
+// keeps only their digests, and skips the bodies of all other entries
+// (without reading them when fsys's files can seek, as a directory
+// package's do). It reads to the end rather than stopping at
+// manifest.json, since the config and layers the manifest names must be
+// in the archive, before it or after it.
 //
 // The format is the one moby writes and reads (moby
 // image/tarexport/save.go and load.go; `docker save` in the Docker CLI
