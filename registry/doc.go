@@ -43,10 +43,12 @@
 // (names compared case-insensitively); more than [MaxConnections]
 // connections; a server over 259 bytes, a username over 256, a
 // hosts_string over 300 and any other string over [lcm.DefaultMaxString];
-// an image_path missing from the package; a port_no outside 1–65535 or
-// written "+5000" or "05000"; proxy URLs that are not http(s) or hold
-// characters that could escape a systemd Environment= line. Messages quote
-// at most 100 characters of a value.
+// an image_path missing from the package or not a valid `docker save`
+// archive ([ReadImageArchive]: its manifest, config digest and RepoTags,
+// which reach docker's argv, are judged then, and the step reuses what was
+// read); a port_no outside 1–65535 or written "+5000" or "05000"; proxy
+// URLs that are not http(s) or hold characters that could escape a systemd
+// Environment= line. Messages quote at most 100 characters of a value.
 //
 // # Secrets
 //

@@ -1,14 +1,10 @@
 package registry
 
 import (
-	"archive/tar"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -208,93 +204,6 @@ func imageID(ctx context.Context, h remote.Host, image string) (string, error) {
 		return "", nil
 	}
 	return strings.TrimSpace(string(out.Stdout)), nil
-}
-
-// ImageArchive is what a `docker save` tar holds, read from its
-// manifest.json.
-type ImageArchive struct {
-	// ID is the image ID, "sha256:" and the config's digest.
-	ID string
-	// Tags are the archive's RepoTags ("registry:latest").
-	Tags []string
-}
-
-// ReadImageArchive reads the manifest of a `docker save` tar without
-// keeping the layers: the image ID and tags that `docker load` will give.
-func ReadImageArchive(fsys fs.FS, name string) (ImageArchive, error) {
-	f, err := fsys.Open(name)
-	if err != nil {
-		return ImageArchive{}, err
-	}
-	defer f.Close()
-	tr := tar.NewReader(f)
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return ImageArchive{}, fmt.Errorf("%s: no manifest.json: not a `docker save` archive", name)
-		}
-		if err != nil {
-			return ImageArchive{}, fmt.Errorf("%s: not a tar archive: %w", name, err)
-		}
-		if path.Clean(hdr.Name) != "manifest.json" {
-			continue
-		}
-		var manifest []struct {
-			Config   string
-			RepoTags []string
-		}
-		if err := json.NewDecoder(io.LimitReader(tr, 1<<20)).Decode(&manifest); err != nil {
-			return ImageArchive{}, fmt.Errorf("%s: manifest.json: %w", name, err)
-		}
-		if len(manifest) != 1 || len(manifest[0].RepoTags) == 0 {
-			return ImageArchive{}, fmt.Errorf("%s: want one tagged image, the archive holds %d", name, len(manifest))
-		}
-		digest := strings.TrimSuffix(path.Base(manifest[0].Config), ".json")
-		if strings.HasPrefix(manifest[0].Config, "blobs/sha256/") { // OCI layout of Docker 25+
-			digest = path.Base(manifest[0].Config)
-		}
-		return ImageArchive{ID: "sha256:" + digest, Tags: manifest[0].RepoTags}, nil
-	}
-}
-
-// LoadImage makes the image in the `docker save` tar name of fsys (the
-// VNF package) present on h: skipped when every tag of the archive is
-// there with the archive's image ID; otherwise the tar is streamed to the
-// VM, loaded, and removed. It returns the archive's first tag, the image
-// to run.
-func LoadImage(ctx context.Context, h remote.Host, fsys fs.FS, name string) (string, lcm.Result, error) {
-	arc, err := ReadImageArchive(fsys, name)
-	if err != nil {
-		return "", lcm.Unchanged, err
-	}
-	image := arc.Tags[0]
-	present := true
-	for _, tag := range arc.Tags {
-		id, err := imageID(ctx, h, tag)
-		if err != nil {
-			return image, lcm.Unchanged, err
-		}
-		present = present && id == arc.ID
-	}
-	if present {
-		return image, lcm.Unchanged, nil
-	}
-	staging := "/var/tmp/mgmtkit-image-" + strings.TrimPrefix(arc.ID, "sha256:")[:12] + ".tar"
-	if _, err := remote.UploadFile(ctx, h, fsys, name, staging, remote.FileOptions{Mode: 0o600}); err != nil {
-		return image, lcm.Unchanged, err
-	}
-	_, err = h.Run(ctx, sudo("docker", "load", "-i", staging))
-	_, rmErr := h.Run(ctx, sudo("rm", "-f", staging))
-	if err != nil {
-		return image, lcm.Unchanged, err
-	}
-	if rmErr != nil {
-		return image, lcm.Changed("loaded " + image), rmErr
-	}
-	if id, err := imageID(ctx, h, image); err != nil || id != arc.ID {
-		return image, lcm.Changed("loaded " + image), fmt.Errorf("after docker load, %s is %q, want %s (%v)", image, id, arc.ID, err)
-	}
-	return image, lcm.Changed(fmt.Sprintf("loaded %s from %s", image, name)), nil
 }
 
 // PullImage makes image present on h, pulling it only when it is absent.

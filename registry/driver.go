@@ -92,7 +92,8 @@ func (d *VNFDriver) HealEnd(ctx context.Context, op *lcm.HealOp) (*lcm.HookResul
 }
 
 // DecodeInstallParams decodes and validates
-// private_registry_installation_param (image_path checked against pkg).
+// private_registry_installation_param: image_path must name a valid
+// `docker save` archive in pkg, read into InstallParams.Image.
 func DecodeInstallParams(raw json.RawMessage, pkg *lcm.Package) (InstallParams, error) {
 	var p InstallParams
 	err := lcm.DecodeParams(raw, lcm.DecodeOptions{Package: pkg}, lcm.Param(InstallParamKey, &p).Required())
@@ -104,7 +105,7 @@ func (d *VNFDriver) install(ctx context.Context, hook lcm.Hook, inst *lcm.VnfIns
 	if err != nil {
 		return nil, err // nothing has run
 	}
-	if p.ImagePath != "" && pkg == nil {
+	if p.ImagePath != "" && p.Image == nil {
 		return nil, fmt.Errorf("registry: %s.image_path: no VNF package to read it from", InstallParamKey)
 	}
 	ctx = lcm.WithHook(ctx, hook)
@@ -137,9 +138,9 @@ func (d *VNFDriver) install(ctx context.Context, hook lcm.Hook, inst *lcm.VnfIns
 	}
 	run := d.Run
 	run.Port = p.Port()
-	if p.ImagePath != "" {
+	if p.Image != nil {
 		err = step("load-image", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
-			image, r, err := LoadImage(ctx, h, pkg, p.ImagePath)
+			image, r, err := LoadImageArchive(ctx, h, pkg, *p.Image)
 			run.Image = image
 			return r, err
 		})

@@ -42,6 +42,9 @@ type InstallParams struct {
 	// holding the registry image. Empty: the image is pulled from Docker
 	// Hub. Validation makes it the canonical package path.
 	ImagePath string `json:"image_path"`
+	// Image is the archive at ImagePath as validation read it
+	// ([ReadImageArchive]); nil without image_path or without a package.
+	Image *ImageArchive `json:"-"`
 	// PortNo is port_no, the registry's TCP port; [DefaultPort] when
 	// absent. A number or a decimal string.
 	PortNo lcm.Int `json:"port_no"`
@@ -66,6 +69,15 @@ func (p *InstallParams) Validate(v *lcm.Validator) {
 	if p.ImagePath != "" {
 		if resolved, ok := v.PackageFile("image_path", p.ImagePath); ok {
 			p.ImagePath = resolved
+			if pkg := v.Package(); pkg != nil {
+				// Judged now, before any command: the manifest's tag
+				// reaches docker's argv.
+				if arc, err := readImageArchive(pkg, resolved); err != nil {
+					v.At("image_path").Errorf("docker save archive: %v", err)
+				} else {
+					p.Image = &arc
+				}
+			}
 		}
 	}
 	if p.PortNo != 0 && (p.PortNo < 1 || p.PortNo > 65535) {

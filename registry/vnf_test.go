@@ -1,14 +1,17 @@
 package registry_test
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/mgmtkit/mgmtkit/internal/sim"
@@ -198,6 +201,77 @@ func TestRegistryVNFBadInputRunsNothing(t *testing.T) {
 			t.Errorf("%s: %d commands ran", params, n)
 		}
 	}
+}
+
+// withManifest returns the sample image tar with manifest.json replaced.
+func withManifest(t *testing.T, manifest string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../examples/tour/package/Files/images/private_registry.tar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	tr, tw := tar.NewReader(bytes.NewReader(b)), tar.NewWriter(&out)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(tr)
+		if hdr.Name == "manifest.json" {
+			data = []byte(manifest)
+			hdr.Size = int64(len(data))
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(data)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// TestRegistryVNFBadImageRunsNothing: an image archive whose manifest
+// would break a step (a tag docker takes as an option, a config digest
+// too short for the staging name) is a field error at image_path before
+// the driver even dials the VM.
+func TestRegistryVNFBadImageRunsNothing(t *testing.T) {
+	const sample = `[{"Config": "b9de31fcec104ad0dafdf36628113f648ad068c5316abf1b70fc078bda0706ef.json", "RepoTags": ["registry:latest"], "Layers": ["a06ba05beb7fa02af4b75c642c7ae0d082dccd9a66321ce664dfc926ca3af684/layer.tar"]}]`
+	good := withManifest(t, sample)
+	for _, tt := range []struct{ name, tar, want string }{
+		{"an option as the tag", string(withManifest(t, strings.Replace(sample, "registry:latest", "--privileged", 1))),
+			`.image_path: docker save archive: manifest.json: RepoTags[0] "--privileged": invalid reference format`},
+		{"a short config digest", string(withManifest(t, strings.Replace(sample, "b9de31fcec104ad0dafdf36628113f648ad068c5316abf1b70fc078bda0706ef.json", "b9de31.json", 1))),
+			`.image_path: docker save archive: manifest.json: Config "b9de31.json"`},
+		{"a truncated archive", string(good[:len(good)/2+100]), `.image_path: docker save archive: not a tar archive, or a truncated one`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRegistryVNF(t, sampleRequest(t, "instantiate_cir_registry.json"))
+			r.pkg = lcm.NewPackage(fstest.MapFS{"Files/images/private_registry.tar": {Data: []byte(tt.tar)}})
+			_, err := r.instantiate()
+			var pe *lcm.ParamsError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), registry.InstallParamKey+tt.want) {
+				t.Errorf("err = %v\nwant a *lcm.ParamsError with %q", err, registry.InstallParamKey+tt.want)
+			}
+			h := r.host()
+			if n := len(h.SSH.Transcript()); n != 0 || h.SSH.Dials() != 0 {
+				t.Errorf("%d commands ran over %d connections", n, h.SSH.Dials())
+			}
+		})
+	}
+	// The rewritten sample itself installs: the failures above are the
+	// manifests'.
+	r := newRegistryVNF(t, sampleRequest(t, "instantiate_cir_registry.json"))
+	r.pkg = lcm.NewPackage(fstest.MapFS{"Files/images/private_registry.tar": {Data: good}})
+	if _, err := r.instantiate(); err != nil {
+		t.Fatalf("instantiate_end with the rewritten sample: %v\n%s", err, r.log)
+	}
+	r.assertServing(registry.DefaultPort)
 }
 
 func TestRegistryVNFReplacesAContainerThatDiffers(t *testing.T) {
