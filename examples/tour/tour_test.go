@@ -1,10 +1,12 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -279,32 +281,32 @@ func TestTourNeverPassesSilently(t *testing.T) {
 	}
 }
 
-// TestTourReportsSkippedOperations breaks the registry image in a copy of
-// the sample package: its validation passes (the file is there), the
-// registry VNF's instantiate_end fails loading it, and every later
-// operation of the cir scenario is reported as skipped, with that failure
-// as the reason; the tour exits 1.
+// TestTourReportsSkippedOperations corrupts the layer of the registry
+// image in a copy of the sample package. Validation reads the archive's
+// manifest and config but not its layer bodies, so it passes; docker load
+// then refuses the layer, whose digest no longer matches the config's
+// diffID (as moby's image/tarexport/load.go does), the registry VNF's
+// instantiate_end fails, and every later operation of the cir scenario is
+// reported as skipped, with that failure as the reason; the tour exits 1.
 func TestTourReportsSkippedOperations(t *testing.T) {
 	pkg := filepath.Join(t.TempDir(), "package")
 	if err := os.CopyFS(pkg, os.DirFS("package")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(pkg, "Files/images/private_registry.tar"), []byte("not a tar"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	corruptLayers(t, filepath.Join(pkg, "Files/images/private_registry.tar"))
 	code, out, stderr := runTour(t, "-scenario", "cir", "-package", pkg, "-json")
 	if code != exitFailed {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFailed, out, stderr)
 	}
 	r := decodeReport(t, out)
-	if r.Failed != 1 || r.Skipped == 0 || len(r.Scenarios) != 1 || r.Scenarios[0].Status != StatusFailed || !strings.Contains(r.Scenarios[0].Error, "private_registry.tar") {
+	if r.Failed != 1 || r.Skipped == 0 || len(r.Scenarios) != 1 || r.Scenarios[0].Status != StatusFailed || !strings.Contains(r.Scenarios[0].Error, "invalid diffID") {
 		t.Fatalf("%d failed, %d skipped; scenarios %+v", r.Failed, r.Skipped, r.Scenarios)
 	}
 	var failed Operation
 	for i, op := range r.Operations {
 		if op.Status == StatusFailed {
 			failed = op
-			if op.VNF != "registry" || op.Hook != string(lcm.InstantiateEnd) || !strings.Contains(op.Error, "private_registry.tar") {
+			if op.VNF != "registry" || op.Hook != string(lcm.InstantiateEnd) || !strings.Contains(op.Error, "load-image") {
 				t.Errorf("failed %+v", op)
 			}
 			if n := len(r.Operations) - i - 1; n != r.Skipped {
@@ -324,5 +326,50 @@ func TestTourReportsSkippedOperations(t *testing.T) {
 		if h.VNF != "registry" {
 			t.Errorf("host %s of %s was built after the failure", h.Resource, h.VNF)
 		}
+	}
+}
+
+// corruptLayers rewrites the docker save archive at path with one byte of
+// every layer.tar flipped, keeping every size and name.
+func corruptLayers(t *testing.T, path string) {
+	t.Helper()
+	in, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	tr, tw := tar.NewReader(bytes.NewReader(in)), tar.NewWriter(&out)
+	flipped := 0
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(hdr.Name, "/layer.tar") && len(body) > 0 {
+			body[len(body)-1] ^= 0xff
+			flipped++
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if flipped == 0 {
+		t.Fatalf("%s has no layer.tar to corrupt", path)
+	}
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
