@@ -286,13 +286,6 @@ func TestHooksConvergeUnderFaults(t *testing.T) {
 			}
 
 			for _, p := range programs {
-				if p == "sudo" || p == "true" {
-					// A failed `sudo -n true` (the sudo probe) makes
-					// remote feed the sudo password to a NOPASSWD sudo,
-					// whose command then reads it as its own input:
-					// TestAFailedSudoProbeLeaksNoPassword.
-					continue
-				}
 				t.Run("fail once "+p, func(t *testing.T) {
 					convergeHook(t, c, hook, func(h *sim.Host) {
 						h.SSH.FailProgram(p, 1, 1, p+": transient failure\n")
