@@ -300,11 +300,16 @@ func TestHooksConvergeUnderFaults(t *testing.T) {
 
 			t.Run("still booting", func(t *testing.T) {
 				convergeHook(t, c, hook, func(h *sim.Host) {
-					h.SSH.RefuseDials(2)
-					h.SSH.RejectAuth(3)
+					// sshd not listening yet, then cloud-init not done
+					// with the user's password.
+					h.SSH.RefuseDials(1)
+					h.SSH.RejectAuth(2)
 				}, func(h *sim.Host, first error) {
 					if first != nil {
 						t.Errorf("the hook gave up on a booting VM: %v", first)
+					}
+					if n := h.SSH.Dials(); n < 3 {
+						t.Errorf("%d dials: the VM did not refuse the hook's first attempts", n)
 					}
 					assertConverged(t, c, h, clean, "")
 				})
