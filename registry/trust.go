@@ -41,7 +41,36 @@ const (
 	HostsFile            = "/etc/hosts"
 	HostsBlock           = "private-registries"
 	criORegistriesPrefix = "50-mgmtkit-"
+	// TrustPendingDir holds one file per daemon (docker, containerd,
+	// crio) whose configuration ConfigureRegistryTrust has changed but
+	// that has not reloaded since: the file is put in place no later than
+	// the configuration and removed by the command that reloads the
+	// daemon, so a run cut short in between (a failed or lost systemctl)
+	// leaves the reload to the next run instead of forgetting it.
+	TrustPendingDir = "/var/lib/mgmtkit/registry-trust/pending"
 )
+
+// daemonReload is how a runtime's daemon picks up a changed
+// configuration file. try-reload-or-restart is SIGHUP for Docker and
+// CRI-O; containerd cannot reload, so it is try-restart. Either leaves a
+// stopped daemon stopped: it reads the file when it starts.
+type daemonReload struct {
+	rt         Runtime
+	verb, unit string
+}
+
+var daemonReloads = []daemonReload{
+	{Docker, "try-reload-or-restart", "docker"},
+	{Containerd, "try-restart", "containerd"},
+	{CRIO, "try-reload-or-restart", "crio"},
+}
+
+// pending is the daemon's file in TrustPendingDir.
+func (r daemonReload) pending() string { return path.Join(TrustPendingDir, r.unit) }
+
+// reloadScript reloads (or restarts) a daemon, then forgets that it had
+// to.
+const reloadScript = `systemctl "$1" "$2" && rm -f -- "$3"`
 
 // detectScript lists the runtimes whose daemons are installed.
 var detectScript = remote.MustParseScript("detect-runtimes", `
@@ -112,18 +141,59 @@ func (s *trustState) want(file string, content []byte, mode fs.FileMode) {
 	s.writes = append(s.writes, remote.FileWrite{Path: file, Content: content, Options: remote.FileOptions{Mode: mode, Owner: "root", Group: "root", Sudo: true}})
 }
 
-// write puts every wanted file in place at once and reports which paths
-// changed.
-func (s *trustState) write(ctx context.Context) (map[string]bool, error) {
+// write puts every wanted file in place at once.
+func (s *trustState) write(ctx context.Context) error {
 	changed, err := remote.WriteFiles(ctx, s.h, s.writes)
-	out := map[string]bool{}
 	for i, w := range s.writes {
-		if changed[i] {
-			out[w.Path] = true
+		if changed[i] && path.Dir(w.Path) != TrustPendingDir {
 			s.did("wrote %s", w.Path)
 		}
 	}
-	return out, err
+	return err
+}
+
+// reloads returns the daemons to reload after the planned writes: those
+// whose file the writes change, and those an earlier run left pending.
+// For the former it puts their pending file first among the writes, so
+// that it is in place before the configuration it stands for.
+func (s *trustState) reloads(rts []Runtime) []daemonReload {
+	changes := func(file string) bool {
+		return slices.ContainsFunc(s.writes, func(w remote.FileWrite) bool {
+			cur, ok := s.files[file]
+			return w.Path == file && (!ok || !bytes.Equal(cur, w.Content))
+		})
+	}
+	var out, marks []daemonReload
+	for _, r := range daemonReloads {
+		if !slices.Contains(rts, r.rt) {
+			continue
+		}
+		var changed bool
+		switch r.rt {
+		case Docker:
+			changed = s.daemonJSON != nil
+		case Containerd:
+			changed = s.containerdConfig != nil
+		case CRIO:
+			changed = slices.ContainsFunc(s.writes, func(w remote.FileWrite) bool {
+				return path.Dir(w.Path) == CRIORegistriesDir && changes(w.Path)
+			})
+		}
+		_, pending := s.files[r.pending()]
+		if changed && !pending {
+			marks = append(marks, r)
+		}
+		if changed || pending {
+			out = append(out, r)
+		}
+	}
+	var first []remote.FileWrite
+	for _, r := range marks {
+		first = append(first, remote.FileWrite{Path: r.pending(), Content: []byte("systemctl " + r.verb + " " + r.unit + "\n"),
+			Options: remote.FileOptions{Mode: 0o644, Owner: "root", Group: "root", Sudo: true}})
+	}
+	s.writes = append(first, s.writes...)
+	return out
 }
 
 // ConfigureRegistryTrust makes h able to pull from every registry of
@@ -152,7 +222,10 @@ func (s *trustState) write(ctx context.Context) (map[string]bool, error) {
 // read with one command, every file is compared with one command and put
 // in place with one more ([remote.WriteFiles]), and each daemon reloads
 // at most once: 9 commands for a fresh node with Docker and containerd
-// and the cir sample's two registries, 4 for a converged one. Secrets
+// and the cir sample's two registries, 4 for a converged one. A daemon
+// whose file changed is told even when the run that changed the file
+// failed before telling it: the next run does (see [TrustPendingDir]).
+// Secrets
 // reach the host only on standard input and inside root-only files. A
 // second run changes nothing and reports so. Trust is
 // only ever added: a registry that an earlier call configured and this
@@ -195,18 +268,13 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 			return lcm.Unchanged, err
 		}
 	}
-	changed, err := s.write(ctx)
-	if err != nil {
+	reloads := s.reloads(rts)
+	if err := s.write(ctx); err != nil {
 		return result(s.changes), err
 	}
-	if changed[DockerDaemonJSON] {
-		err = errors.Join(err, s.systemctl(ctx, "try-reload-or-restart", "docker"))
-	}
-	if changed[ContainerdConfig] {
-		err = errors.Join(err, s.systemctl(ctx, "try-restart", "containerd"))
-	}
-	if slices.ContainsFunc(s.writes, func(w remote.FileWrite) bool { return changed[w.Path] && path.Dir(w.Path) == CRIORegistriesDir }) {
-		err = errors.Join(err, s.systemctl(ctx, "try-reload-or-restart", "crio"))
+	// Every daemon is told, even after another failed.
+	for _, r := range reloads {
+		err = errors.Join(err, s.reload(ctx, r))
 	}
 	if err == nil && slices.Contains(rts, Docker) {
 		err = s.dockerLogin(ctx, conns)
@@ -298,6 +366,18 @@ func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection
 			read = append(read, DockerAuthFile)
 		}
 	}
+	if slices.Contains(rts, CRIO) {
+		for _, c := range conns {
+			if c.Type() == HTTP {
+				read = append(read, crioRegistriesFile(c))
+			}
+		}
+	}
+	for _, r := range daemonReloads {
+		if slices.Contains(rts, r.rt) {
+			read = append(read, r.pending())
+		}
+	}
 	files, err := remote.ReadFiles(ctx, s.h, read, remote.FileOptions{Sudo: true})
 	if err != nil {
 		return err
@@ -354,15 +434,13 @@ func mergeInsecure(old []byte, servers []string) ([]byte, bool, error) {
 	return append(b, '\n'), true, err
 }
 
-// systemctl makes a daemon pick up a changed file: verb is
-// try-reload-or-restart (SIGHUP for Docker and CRI-O) or try-restart
-// (containerd, which cannot reload). A stopped daemon is left stopped: it
-// reads the file when it starts.
-func (s *trustState) systemctl(ctx context.Context, verb, unit string) error {
-	if _, err := s.h.Run(ctx, sudo("systemctl", verb, unit)); err != nil {
-		return err
+// reload makes a daemon pick up its changed file and removes its pending
+// file, in one command.
+func (s *trustState) reload(ctx context.Context, r daemonReload) error {
+	if _, err := s.h.Run(ctx, sudo("sh", "-c", reloadScript, "mgmtkit-reload", r.verb, r.unit, r.pending())); err != nil {
+		return fmt.Errorf("systemctl %s %s: %w", r.verb, r.unit, err)
 	}
-	s.did("systemctl %s %s", verb, unit)
+	s.did("systemctl %s %s", r.verb, r.unit)
 	return nil
 }
 
@@ -494,10 +572,14 @@ func (s *trustState) crio(conns []Connection, cas map[string][]byte) error {
 		if err != nil {
 			return err
 		}
-		name := criORegistriesPrefix + strings.NewReplacer(":", "_", "/", "_").Replace(c.Server) + ".conf"
-		s.want(path.Join(CRIORegistriesDir, name), append([]byte("# Managed by mgmtkit: "+c.Server+" over HTTP.\n"), b...), 0o644)
+		s.want(crioRegistriesFile(c), append([]byte("# Managed by mgmtkit: "+c.Server+" over HTTP.\n"), b...), 0o644)
 	}
 	return nil
+}
+
+// crioRegistriesFile is the registries.conf.d entry of an HTTP registry.
+func crioRegistriesFile(c Connection) string {
+	return path.Join(CRIORegistriesDir, criORegistriesPrefix+strings.NewReplacer(":", "_", "/", "_").Replace(c.Server)+".conf")
 }
 
 type crioRegistry struct {

@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,11 +27,17 @@ type node struct {
 
 func newNode(t *testing.T) *node {
 	t.Helper()
+	return newNodeWith(t, "docker.io", "cri-tools")
+}
+
+// newNodeWith is newNode with other packages than Docker's.
+func newNodeWith(t *testing.T, packages ...string) *node {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	cloud := sim.Start(t, sim.Options{})
 	topo, err := sim.KubernetesCluster(sampleRequest(t, "instantiate_cir_k8s_cluster.json").AdditionalParams,
-		sim.ClusterShape{Masters: 1, Packages: []string{"docker.io", "cri-tools"}})
+		sim.ClusterShape{Masters: 1, Packages: packages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +115,68 @@ func TestContainerdKeepsItsSettingsAndGetsConfigPathOnce(t *testing.T) {
 	}
 	if !n.host.FS().Exists(registry.ContainerdCertsDir + "/10.0.0.6:5000/hosts.toml") {
 		t.Error("no hosts.toml for the second registry")
+	}
+}
+
+func TestADaemonLeftUntoldIsToldByTheNextRun(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		packages []string
+		units    []string
+		loaded   func(m *sim.Host) bool
+	}{
+		{"docker and containerd", []string{"docker.io", "cri-tools"}, []string{"docker", "containerd"}, func(h *sim.Host) bool {
+			return slices.Contains(containers.Docker(h.Machine).Config().InsecureRegistries, "10.0.0.5:5000") &&
+				containers.Containerd(h.Machine).Config().ConfigPath == registry.ContainerdCertsDir
+		}},
+		{"cri-o", []string{"cri-o", "cri-tools"}, []string{"crio"}, func(h *sim.Host) bool {
+			return slices.ContainsFunc(containers.CRIO(h.Machine).Config().Registries, func(r containers.CRIORegistry) bool {
+				return r.Location == "10.0.0.5:5000" && r.Insecure
+			})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := newNodeWith(t, tc.packages...)
+			counts := func() (c []int) {
+				for _, u := range tc.units {
+					s := n.host.Machine.Service(u)
+					c = append(c, s.Restarts+s.Reloads)
+				}
+				return c
+			}
+			before := counts()
+			// The files are written, then every systemctl fails once.
+			n.host.SSH.FailProgram("systemctl", len(tc.units), 1, "Job failed: the unit is being reloaded\n")
+			_, err := n.trust(httpConn("10.0.0.5:5000"))
+			if err == nil || !strings.Contains(err.Error(), "systemctl try-") || !strings.Contains(err.Error(), "Job failed") {
+				t.Fatalf("err = %v, want the failed systemctl", err)
+			}
+			if tc.loaded(n.host) {
+				t.Fatal("the daemons loaded the files without a reload")
+			}
+			// The files are in place now: the next run must still reload.
+			res, err := n.trust(httpConn("10.0.0.5:5000"))
+			if err != nil || !res.Changed {
+				t.Fatalf("rerun: %+v, %v", res, err)
+			}
+			if !tc.loaded(n.host) {
+				t.Error("the rerun left the daemons with their old configuration")
+			}
+			for _, u := range tc.units {
+				if n.host.FS().Exists(registry.TrustPendingDir + "/" + u) {
+					t.Errorf("the pending reload of %s was not forgotten", u)
+				}
+			}
+			after := counts()
+			for i, u := range tc.units {
+				if after[i] != before[i]+1 {
+					t.Errorf("%s reloaded or restarted %d times, want once", u, after[i]-before[i])
+				}
+			}
+			if res, err := n.trust(httpConn("10.0.0.5:5000")); err != nil || res.Changed || !slices.Equal(counts(), after) {
+				t.Errorf("third run: %+v, %v, reloads %v (were %v)", res, err, counts(), after)
+			}
+		})
 	}
 }
 

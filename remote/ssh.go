@@ -636,6 +636,15 @@ func (h *SSHHost) retryRefusedSession(ctx context.Context, c *conn) (*ssh.Sessio
 // sudoProbe tells how the login user becomes root.
 const sudoProbe = `if [ "$(id -u)" = 0 ]; then echo root; elif sudo -n true 2>/dev/null; then echo nopasswd; else echo password; fi`
 
+// sudoCheck runs under `sudo -S` with the password and sudoCheckLine on
+// standard input: it exits sudoCheckUnread when the first line it reads is
+// not sudoCheckLine, that is when sudo did not read the password.
+const (
+	sudoCheckLine   = "mgmtkit-sudo-check"
+	sudoCheckUnread = 3
+	sudoCheck       = `[ "$(head -n 1)" = ` + sudoCheckLine + ` ] || exit 3`
+)
+
 // sudoMode finds out, once per host, how commands get root.
 func (h *SSHHost) sudoMode(ctx context.Context) (sudoMode, error) {
 	h.sudoMu.Lock()
@@ -665,16 +674,24 @@ func (h *SSHHost) sudoMode(ctx context.Context) (sudoMode, error) {
 		if h.cfg.SudoPassword.IsZero() {
 			return sudoUnknown, &SudoError{Host: h.name, User: h.cfg.User, Reason: "sudo asks for a password and none is configured (Config.SudoPassword or Config.Password)"}
 		}
-		check := Quote("sudo", "-S", "-k", "-p", "", "--", "true")
-		_, err := look(check, func() io.Reader { return strings.NewReader(h.cfg.SudoPassword.Reveal() + "\n") })
+		// The command checks that sudo read the password: a sudo that
+		// needs none (the probe failed for a passing reason) leaves it on
+		// standard input, where every later command would read it.
+		check := Quote("sudo", "-S", "-k", "-p", "", "--", "sh", "-c", sudoCheck)
+		_, err := look(check, func() io.Reader {
+			return strings.NewReader(h.cfg.SudoPassword.Reveal() + "\n" + sudoCheckLine + "\n")
+		})
 		var cerr *CommandError
-		if errors.As(err, &cerr) && cerr.Err == nil {
+		switch {
+		case errors.As(err, &cerr) && cerr.Err == nil && cerr.ExitCode == sudoCheckUnread:
+			h.sudo = sudoNoPasswd
+		case errors.As(err, &cerr) && cerr.Err == nil:
 			return sudoUnknown, &SudoError{Host: h.name, User: h.cfg.User, Reason: "sudo refused: " + lastLines(cerr.Stderr, 2, 300)}
-		}
-		if err != nil {
+		case err != nil:
 			return sudoUnknown, err
+		default:
+			h.sudo = sudoPasswd
 		}
-		h.sudo = sudoPasswd
 	}
 	return h.sudo, nil
 }
