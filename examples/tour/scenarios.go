@@ -162,14 +162,7 @@ func (t *tour) planRegistry(label string, req *lcm.InstantiateVnfRequest, source
 		return nil, inputError(source, err)
 	}
 	topo, err := sim.RegistryVNF(req.AdditionalParams)
-	if err != nil {
-		return nil, inputError(source, err)
-	}
-	d, err := planVNF(label, req, topo)
-	if err != nil {
-		return nil, inputError(source, err)
-	}
-	return d, nil
+	return planBody(label, req, source, topo, err)
 }
 
 // planCluster validates a Kubernetes cluster VNF's request with the
@@ -190,6 +183,12 @@ func (t *tour) planCluster(label string, req *lcm.InstantiateVnfRequest, source 
 		return nil, inputError(source, err)
 	}
 	topo, err := sim.KubernetesCluster(req.AdditionalParams, shape)
+	return planBody(label, req, source, topo, err)
+}
+
+// planBody plans the VNF of a validated request body from the topology
+// built for it (or the error building it); a problem names the body.
+func planBody(label string, req *lcm.InstantiateVnfRequest, source string, topo sim.Topology, err error) (*deployed, error) {
 	if err != nil {
 		return nil, inputError(source, err)
 	}
