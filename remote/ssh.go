@@ -52,7 +52,9 @@ type Config struct {
 	// KeepAlive is the interval of keepalive requests on an idle
 	// connection; a connection that does not answer within two intervals is
 	// closed and redialed by the next command. 15s by default; negative
-	// disables keepalives.
+	// disables keepalives. Whatever it is, an operation whose context ends
+	// returns within about a second even when the server has frozen: see
+	// [SSHHost].
 	KeepAlive time.Duration
 	// MaxSessions caps the commands running at once on the connection
 	// (plus one SFTP session), below OpenSSH's default MaxSessions of 10.
@@ -72,6 +74,14 @@ type Config struct {
 // first use and shared by every command and file transfer; a dropped
 // connection is redialed once by the next command. It is safe for
 // concurrent use.
+//
+// Every blocking operation on the connection (opening a session, running a
+// command, each SFTP request) is watched: when its context ends, the
+// connection must answer a keepalive within a second, or it is taken for
+// frozen (a stopped sshd, a paused VM, a network that drops everything),
+// closed, which unblocks every operation on it, and redialed by the next
+// command. So a call returns soon after its context ends, with the
+// context's error, whatever state the server is in.
 type SSHHost struct {
 	cfg      Config
 	name     string
@@ -94,6 +104,7 @@ type SSHHost struct {
 // conn is one SSH connection and the SFTP client on it.
 type conn struct {
 	client *ssh.Client
+	nc     net.Conn      // the transport; closing it unblocks every operation
 	done   chan struct{} // closed when the connection has ended
 	broken atomic.Bool   // set as soon as a failure shows the connection is dead
 
@@ -274,9 +285,71 @@ func (h *SSHHost) Close() error {
 
 // kill marks the connection dead and closes it, so that the next command
 // redials without waiting for the connection's goroutines to notice.
+// Closing the network connection itself, not only the SSH client, is what
+// wakes up a goroutine blocked writing to a server that stopped reading.
 func (c *conn) kill() {
 	c.broken.Store(true)
 	c.client.Close()
+	if c.nc != nil {
+		c.nc.Close()
+	}
+}
+
+// freezeGrace is how long a connection has to answer a keepalive when an
+// operation on it outlives its context; one that does not is frozen.
+const freezeGrace = time.Second
+
+// guard watches the blocking operations that follow on c until release is
+// called. If ctx ends before that, c must answer a keepalive within
+// freezeGrace or it is killed, which makes every blocked call on it return.
+// A live connection is left alone: the operation ends by its own means (a
+// signal to a cancelled command, the close of a cancelled SFTP file).
+//
+// x/crypto/ssh and pkg/sftp take no context: opening a session, waiting
+// for a command's exit status and every SFTP request block until the
+// server answers or the connection closes, and a SIGSTOPped sshd keeps the
+// TCP connection open without answering.
+func (c *conn) guard(ctx context.Context) (release func()) {
+	stop := context.AfterFunc(ctx, func() {
+		if !c.ping(freezeGrace) {
+			c.kill()
+		}
+	})
+	return func() { stop() }
+}
+
+// ping reports whether the server answers a keepalive request within
+// timeout.
+func (c *conn) ping(timeout time.Duration) bool {
+	reply := make(chan error, 1)
+	go func() {
+		// OpenSSH answers a global request it does not know with
+		// SSH_MSG_REQUEST_FAILURE, which SendRequest reports as
+		// false without an error: an answer all the same.
+		_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
+		reply <- err
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-reply:
+		return err == nil
+	case <-t.C:
+		return false
+	case <-c.done:
+		return false
+	}
+}
+
+// ctxErr returns ctx's error, mentioning err, when ctx has ended; err
+// otherwise. An operation cut short because its context ended (and its
+// connection perhaps closed for being frozen) reports the context's error,
+// not a lost connection, so that nothing retries it.
+func ctxErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && err != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	return err
 }
 
 func (c *conn) close() {
@@ -341,9 +414,9 @@ func (h *SSHHost) dial(ctx context.Context) (*conn, error) {
 	backoff := 200 * time.Millisecond
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
-		client, err := h.dialOnce(ctx)
+		client, nc, err := h.dialOnce(ctx)
 		if err == nil {
-			c := &conn{client: client, done: make(chan struct{})}
+			c := &conn{client: client, nc: nc, done: make(chan struct{})}
 			go func() {
 				client.Wait()
 				close(c.done)
@@ -372,12 +445,12 @@ func (h *SSHHost) dial(ctx context.Context) (*conn, error) {
 	}
 }
 
-func (h *SSHHost) dialOnce(ctx context.Context) (*ssh.Client, error) {
+func (h *SSHHost) dialOnce(ctx context.Context) (*ssh.Client, net.Conn, error) {
 	actx, cancel := context.WithTimeout(ctx, h.cfg.ConnectTimeout)
 	defer cancel()
 	nc, err := h.cfg.Dial(actx, "tcp", h.addr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Bound the handshake by the attempt's context too.
 	stop := context.AfterFunc(actx, func() { nc.SetDeadline(time.Unix(1, 0)) })
@@ -387,13 +460,13 @@ func (h *SSHHost) dialOnce(ctx context.Context) (*ssh.Client, error) {
 		if err == nil {
 			cc.Close()
 		}
-		return nil, fmt.Errorf("ssh handshake: %w", actx.Err())
+		return nil, nil, fmt.Errorf("ssh handshake: %w", actx.Err())
 	}
 	if err != nil {
 		nc.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return ssh.NewClient(cc, chans, reqs), nil
+	return ssh.NewClient(cc, chans, reqs), nc, nil
 }
 
 // keepAlive sends keepalive requests and closes a connection that stops
@@ -407,24 +480,8 @@ func (c *conn) keepAlive(interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		reply := make(chan error, 1)
-		go func() {
-			_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
-			reply <- err
-		}()
-		timeout := time.NewTimer(2 * interval)
-		select {
-		case err := <-reply:
-			timeout.Stop()
-			if err != nil {
-				c.kill()
-				return
-			}
-		case <-timeout.C:
+		if !c.ping(2 * interval) {
 			c.kill()
-			return
-		case <-c.done:
-			timeout.Stop()
 			return
 		}
 	}
@@ -504,8 +561,10 @@ func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd,
 	}
 	cn, sess, err := h.session(ctx)
 	if err != nil {
-		return fail(err)
+		return fail(ctxErr(ctx, err))
 	}
+	// Deferred first, so it watches sess.Close too.
+	defer cn.guard(ctx)()
 	defer sess.Close()
 
 	var stdout bytes.Buffer
@@ -521,6 +580,9 @@ func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd,
 	}
 	if err := sess.Start(line); err != nil {
 		cn.kill()
+		if ctx.Err() != nil {
+			return fail(ctxErr(ctx, err))
+		}
 		return fail(fmt.Errorf("%w: %v", ErrConnectionLost, err))
 	}
 	waited := make(chan error, 1)
@@ -557,9 +619,10 @@ func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd,
 		out.ExitCode = exitErr.ExitStatus()
 		cerr.ExitCode = out.ExitCode
 	default:
-		// No exit status: the connection (or the channel) went away.
+		// No exit status: the connection (or the channel) went away,
+		// or was closed as frozen after ctx ended.
 		cn.kill()
-		cerr.Err = fmt.Errorf("%w: %v", ErrConnectionLost, err)
+		cerr.Err = ctxErr(ctx, fmt.Errorf("%w: %v", ErrConnectionLost, err))
 	}
 	h.log.Debug("command finished", "cmd", cerr.Command, "exit", out.ExitCode, "duration", time.Since(start))
 	if err == nil || (cerr.Err == nil && cerr.Signal == "" && okExit(c.OKExit, out.ExitCode)) {
@@ -588,9 +651,14 @@ func (h *SSHHost) session(ctx context.Context) (*conn, *ssh.Session, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		release := c.guard(ctx)
 		sess, err := c.client.NewSession()
+		release()
 		if err == nil {
 			return c, sess, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil, ctxErr(ctx, err)
 		}
 		var refused *ssh.OpenChannelError
 		if errors.As(err, &refused) {
@@ -624,7 +692,9 @@ func (h *SSHHost) retryRefusedSession(ctx context.Context, c *conn) (*ssh.Sessio
 			t.Stop()
 			return nil, fmt.Errorf("the server keeps refusing new sessions: %w", ctx.Err())
 		}
+		release := c.guard(ctx)
 		sess, err := c.client.NewSession()
+		release()
 		if !errors.As(err, new(*ssh.OpenChannelError)) {
 			return sess, err
 		}
