@@ -495,6 +495,9 @@ func TestRealSSHD(t *testing.T) {
 					_, err := h.Run(ctx, remote.Cmd{Args: args, Sudo: tc.sudo})
 					done <- err
 				}()
+				// pgrep -f matches the login shell's and sudo's command
+				// lines as well as the command's, so this cancels at any
+				// point from the shell's start on.
 				waitProcess(t, "sleep "+secs, true)
 				cancel()
 				var err error
@@ -508,6 +511,41 @@ func TestRealSSHD(t *testing.T) {
 				}
 				waitProcess(t, "sleep "+secs, false)
 			})
+		}
+	})
+
+	// sudo swallows a SIGTERM that reaches it while it starts the
+	// command (it is alive and running the command afterwards, and relays
+	// nothing). Run used to follow it with a SIGKILL, which killed sudo
+	// alone (the command runs as root, in the process group `timeout`
+	// made) and left timeout, bash and sleep running as root: 3 failures
+	// in 10 runs of Cancel/sudo-compound on a loaded machine. This test
+	// cancels at a sweep of moments of sudo's start instead of one.
+	t.Run("CancelDuringSudoStartup", func(t *testing.T) {
+		h, lc := realHost(t, srv, nopw, nil)
+		mustRun(t, lc, h, remote.Cmd{Args: []string{"true"}, Sudo: true}) // learn the sudo mode
+		for delay := time.Duration(0); delay <= 60*time.Millisecond; delay += 4 * time.Millisecond {
+			secs := uniqueSleep()
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := h.Run(ctx, remote.Cmd{Args: []string{"bash", "-c", "sleep " + secs + "; echo done"}, Sudo: true})
+				done <- err
+			}()
+			time.Sleep(delay)
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil && !errors.Is(lc.note(err), context.Canceled) {
+					t.Errorf("Run cancelled after %v: %v, want context.Canceled", delay, err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("Run cancelled after %v did not return", delay)
+			}
+			if out, _ := exec.Command("pgrep", "-a", "-f", "--", strings.ReplaceAll("sleep "+secs, ".", `\.`)).Output(); len(out) > 0 {
+				t.Errorf("Run cancelled %v after it started returned, but its processes still run:\n%s", delay, out)
+				waitProcess(t, "sleep "+secs, false)
+			}
 		}
 	})
 

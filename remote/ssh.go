@@ -512,13 +512,14 @@ func (h *SSHHost) Run(ctx context.Context, c Cmd) (Output, error) {
 	for _, s := range c.Secrets {
 		red = red.With(s.Reveal())
 	}
-	out, err := h.exec(ctx, line, stdin, c, red)
+	viaSudo := c.Sudo && mode != sudoRoot
+	out, err := h.exec(ctx, line, stdin, c, viaSudo, red)
 	if errors.Is(err, ErrConnectionLost) && c.Idempotent && rewind(c.Stdin) {
 		h.log.Info("connection lost during an idempotent command; running it again", "cmd", red.String(line))
 		if c.Sudo && mode == sudoPasswd {
 			stdin = io.MultiReader(strings.NewReader(h.cfg.SudoPassword.Reveal()+"\n"), orEmpty(c.Stdin))
 		}
-		out, err = h.exec(ctx, line, stdin, c, red)
+		out, err = h.exec(ctx, line, stdin, c, viaSudo, red)
 	}
 	return out, err
 }
@@ -547,8 +548,13 @@ func rewind(r io.Reader) bool {
 // command (SIGTERM, then SIGKILL), for the host to report that it ended.
 const cancelGrace = 2 * time.Second
 
-// exec runs one command line in a new session.
-func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd, red *redact.Redactor) (Output, error) {
+// sudoResignal is how often a cancelled command run through sudo is sent
+// SIGTERM again until it ends.
+const sudoResignal = 100 * time.Millisecond
+
+// exec runs one command line in a new session; viaSudo says the line
+// starts with sudo.
+func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd, viaSudo bool, red *redact.Redactor) (Output, error) {
 	start := time.Now()
 	fail := func(err error) (Output, error) {
 		return Output{ExitCode: -1}, &CommandError{Host: h.name, Command: red.String(line), ExitCode: -1, Err: err}
@@ -590,20 +596,11 @@ func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd,
 	select {
 	case err = <-waited:
 	case <-ctx.Done():
-		// SIGTERM first; SIGKILL for a command that ignores it. sshd
-		// delivers both to the session's process group.
-		for _, sig := range []ssh.Signal{ssh.SIGTERM, ssh.SIGKILL} {
-			sess.Signal(sig)
-			t := time.NewTimer(cancelGrace)
-			select {
-			case <-waited:
-				t.Stop()
-				h.log.Debug("command cancelled", "cmd", red.String(line), "signal", string(sig), "duration", time.Since(start), "error", ctx.Err())
-				return fail(ctx.Err())
-			case <-t.C:
-			}
+		if sig, ok := h.cancel(sess, waited, viaSudo); ok {
+			h.log.Debug("command cancelled", "cmd", red.String(line), "signal", string(sig), "duration", time.Since(start), "error", ctx.Err())
+		} else {
+			h.log.Info("cancelled command did not report its end", "cmd", red.String(line), "duration", time.Since(start))
 		}
-		h.log.Info("cancelled command did not report its end", "cmd", red.String(line), "duration", time.Since(start))
 		return fail(ctx.Err())
 	}
 
@@ -632,6 +629,56 @@ func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd,
 		out.ExitCode = -1
 	}
 	return out, cerr
+}
+
+// cancel signals the command of sess until waited reports its end, for up
+// to two cancelGrace periods, and reports the last signal sent and whether
+// the command ended. sshd delivers a signal request to the session's
+// process group (killpg), as the login user.
+//
+// A plain command gets SIGTERM, then SIGKILL if it ignores SIGTERM.
+//
+// Under sudo, that group holds sudo alone: the command runs as root, which
+// the login user cannot signal, and `timeout` has moved it to a group of
+// its own. sudo relays SIGTERM to the command, which `timeout` passes on to
+// its whole group and follows with SIGKILL after killAfter. But sudo
+// relays signals only from the event loop it enters once it has started
+// the command: a SIGTERM that arrives earlier, while sudo checks its policy
+// and opens its PAM session, is lost. That is what a command cancelled
+// right after it was sent meets, and a SIGKILL then kills sudo alone and
+// orphans the command it has just started, which runs on as root. So a
+// command under sudo is never sent SIGKILL: it is sent SIGTERM again every
+// sudoResignal until it ends (timeout ignores the repeats once it has
+// passed the first on).
+func (h *SSHHost) cancel(sess *ssh.Session, waited <-chan error, viaSudo bool) (ssh.Signal, bool) {
+	if viaSudo {
+		sess.Signal(ssh.SIGTERM)
+		tick := time.NewTicker(sudoResignal)
+		defer tick.Stop()
+		limit := time.NewTimer(2 * cancelGrace)
+		defer limit.Stop()
+		for {
+			select {
+			case <-waited:
+				return ssh.SIGTERM, true
+			case <-limit.C:
+				return ssh.SIGTERM, false
+			case <-tick.C:
+				sess.Signal(ssh.SIGTERM)
+			}
+		}
+	}
+	for _, sig := range []ssh.Signal{ssh.SIGTERM, ssh.SIGKILL} {
+		sess.Signal(sig)
+		t := time.NewTimer(cancelGrace)
+		select {
+		case <-waited:
+			t.Stop()
+			return sig, true
+		case <-t.C:
+		}
+	}
+	return ssh.SIGKILL, false
 }
 
 func okExit(ok []int, code int) bool {
@@ -715,9 +762,9 @@ func (h *SSHHost) sudoMode(ctx context.Context) (sudoMode, error) {
 	// Both probes only look, so they run again (once) after a dropped
 	// connection, as an Idempotent command would.
 	look := func(line string, stdin func() io.Reader) (Output, error) {
-		out, err := h.exec(ctx, line, stdin(), Cmd{}, h.redactor)
+		out, err := h.exec(ctx, line, stdin(), Cmd{}, false, h.redactor)
 		if errors.Is(err, ErrConnectionLost) {
-			out, err = h.exec(ctx, line, stdin(), Cmd{}, h.redactor)
+			out, err = h.exec(ctx, line, stdin(), Cmd{}, false, h.redactor)
 		}
 		return out, err
 	}
