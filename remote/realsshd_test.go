@@ -543,7 +543,7 @@ func TestRealSSHD(t *testing.T) {
 				t.Fatalf("Run cancelled after %v did not return", delay)
 			}
 			if out, _ := exec.Command("pgrep", "-a", "-f", "--", strings.ReplaceAll("sleep "+secs, ".", `\.`)).Output(); len(out) > 0 {
-				t.Errorf("Run cancelled %v after it started returned, but its processes still run:\n%s", delay, out)
+				t.Errorf("Run cancelled %v after it started returned, but its processes still run:\n%s\n%s", delay, out, describe(out))
 				waitProcess(t, "sleep "+secs, false)
 			}
 		}
@@ -712,4 +712,22 @@ func (p *tcpProxy) accepted() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.count
+}
+
+// describe returns, for each process pgrep -a listed in out, its parent,
+// process group, state and signal masks, to tell why it survived.
+func describe(out []byte) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pid, _, _ := strings.Cut(line, " ")
+		st, _ := os.ReadFile("/proc/" + pid + "/stat")
+		status, _ := os.ReadFile("/proc/" + pid + "/status")
+		fmt.Fprintf(&b, "%s: %s\n", pid, st)
+		for _, l := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(l, "Sig") || strings.HasPrefix(l, "ShdPnd") || strings.HasPrefix(l, "PPid") {
+				fmt.Fprintf(&b, "  %s\n", l)
+			}
+		}
+	}
+	return b.String()
 }
