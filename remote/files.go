@@ -34,15 +34,21 @@ const (
 // withSFTP runs fn with the connection's SFTP client, starting the client
 // on first use. If the SFTP channel turns out to be gone (the server ended
 // the subsystem, or the connection dropped), fn runs once more with a new
-// client; fn must be safe to repeat.
+// client; fn must be safe to repeat. fn runs under the connection's guard:
+// if ctx ends and the connection is frozen, it is closed and fn's requests
+// fail at once.
 func (h *SSHHost) withSFTP(ctx context.Context, fn func(c *conn, client *sftp.Client) error) error {
 	for attempt := 0; ; attempt++ {
 		c, client, err := h.sftpClient(ctx)
 		if err != nil {
-			return err
+			return ctxErr(ctx, err)
 		}
+		release := c.guard(ctx)
 		err = fn(c, client)
+		release()
 		switch {
+		case ctx.Err() != nil:
+			return ctxErr(ctx, err)
 		case !sftpLost(err):
 			return err
 		case attempt == 1:
@@ -85,6 +91,7 @@ func (h *SSHHost) sftpClient(ctx context.Context) (*conn, *sftp.Client, error) {
 	if strings.Contains(string(c.client.ServerVersion()), "OpenSSH") {
 		packet, inFlight = sftpOpenSSHPacket, sftpOpenSSHInFlight
 	}
+	defer c.guard(ctx)()
 	client, err := sftp.NewClient(c.client,
 		sftp.UseConcurrentWrites(true),
 		sftp.MaxPacketUnchecked(packet),

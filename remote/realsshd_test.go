@@ -495,6 +495,9 @@ func TestRealSSHD(t *testing.T) {
 					_, err := h.Run(ctx, remote.Cmd{Args: args, Sudo: tc.sudo})
 					done <- err
 				}()
+				// pgrep -f matches the login shell's and sudo's command
+				// lines as well as the command's, so this cancels at any
+				// point from the shell's start on.
 				waitProcess(t, "sleep "+secs, true)
 				cancel()
 				var err error
@@ -508,6 +511,50 @@ func TestRealSSHD(t *testing.T) {
 				}
 				waitProcess(t, "sleep "+secs, false)
 			})
+		}
+	})
+
+	// sudo swallows a SIGTERM that reaches it while it starts the
+	// command (it is alive and running the command afterwards, and relays
+	// nothing). Run used to follow it with a SIGKILL, which killed sudo
+	// alone (the command runs as root, in the process group `timeout`
+	// made) and left timeout, bash and sleep running as root: 3 failures
+	// in 10 runs of Cancel/sudo-compound on a loaded machine. This test
+	// cancels at a sweep of moments of sudo's start instead of one.
+	//
+	// With SIGTERM-only cancellation the cancels of the first milliseconds
+	// are clean, but about 2 in 100 cancels 30 to 60 ms in still leave bash
+	// and sleep behind (timeout gone, not having signalled its group): a
+	// second window, not yet understood, so the sweep runs only when
+	// MGMTKIT_SUDO_CANCEL_SWEEP is set.
+	t.Run("CancelDuringSudoStartup", func(t *testing.T) {
+		if os.Getenv("MGMTKIT_SUDO_CANCEL_SWEEP") == "" {
+			t.Skip("set MGMTKIT_SUDO_CANCEL_SWEEP=1: a cancel 30-60 ms after the start of a sudo command still leaks about 2 times in 100")
+		}
+		h, lc := realHost(t, srv, nopw, nil)
+		mustRun(t, lc, h, remote.Cmd{Args: []string{"true"}, Sudo: true}) // learn the sudo mode
+		for delay := time.Duration(0); delay <= 60*time.Millisecond; delay += 4 * time.Millisecond {
+			secs := uniqueSleep()
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := h.Run(ctx, remote.Cmd{Args: []string{"bash", "-c", "sleep " + secs + "; echo done"}, Sudo: true})
+				done <- err
+			}()
+			time.Sleep(delay)
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil && !errors.Is(lc.note(err), context.Canceled) {
+					t.Errorf("Run cancelled after %v: %v, want context.Canceled", delay, err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("Run cancelled after %v did not return", delay)
+			}
+			if out, _ := exec.Command("pgrep", "-a", "-f", "--", strings.ReplaceAll("sleep "+secs, ".", `\.`)).Output(); len(out) > 0 {
+				t.Errorf("Run cancelled %v after it started returned, but its processes still run:\n%s\n%s", delay, out, describe(out))
+				waitProcess(t, "sleep "+secs, false)
+			}
 		}
 	})
 
@@ -689,4 +736,22 @@ func (p *tcpProxy) accepted() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.count
+}
+
+// describe returns, for each process pgrep -a listed in out, its parent,
+// process group, state and signal masks, to tell why it survived.
+func describe(out []byte) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pid, _, _ := strings.Cut(line, " ")
+		st, _ := os.ReadFile("/proc/" + pid + "/stat")
+		status, _ := os.ReadFile("/proc/" + pid + "/status")
+		fmt.Fprintf(&b, "%s: %s\n", pid, st)
+		for _, l := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(l, "Sig") || strings.HasPrefix(l, "ShdPnd") || strings.HasPrefix(l, "PPid") {
+				fmt.Fprintf(&b, "  %s\n", l)
+			}
+		}
+	}
+	return b.String()
 }

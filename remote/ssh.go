@@ -52,7 +52,9 @@ type Config struct {
 	// KeepAlive is the interval of keepalive requests on an idle
 	// connection; a connection that does not answer within two intervals is
 	// closed and redialed by the next command. 15s by default; negative
-	// disables keepalives.
+	// disables keepalives. Whatever it is, an operation whose context ends
+	// returns within about a second even when the server has frozen: see
+	// [SSHHost].
 	KeepAlive time.Duration
 	// MaxSessions caps the commands running at once on the connection
 	// (plus one SFTP session), below OpenSSH's default MaxSessions of 10.
@@ -72,6 +74,14 @@ type Config struct {
 // first use and shared by every command and file transfer; a dropped
 // connection is redialed once by the next command. It is safe for
 // concurrent use.
+//
+// Every blocking operation on the connection (opening a session, running a
+// command, each SFTP request) is watched: when its context ends, the
+// connection must answer a keepalive within a second, or it is taken for
+// frozen (a stopped sshd, a paused VM, a network that drops everything),
+// closed, which unblocks every operation on it, and redialed by the next
+// command. So a call returns soon after its context ends, with the
+// context's error, whatever state the server is in.
 type SSHHost struct {
 	cfg      Config
 	name     string
@@ -94,6 +104,7 @@ type SSHHost struct {
 // conn is one SSH connection and the SFTP client on it.
 type conn struct {
 	client *ssh.Client
+	nc     net.Conn      // the transport; closing it unblocks every operation
 	done   chan struct{} // closed when the connection has ended
 	broken atomic.Bool   // set as soon as a failure shows the connection is dead
 
@@ -275,9 +286,71 @@ func (h *SSHHost) Close() error {
 
 // kill marks the connection dead and closes it, so that the next command
 // redials without waiting for the connection's goroutines to notice.
+// Closing the network connection itself, not only the SSH client, is what
+// wakes up a goroutine blocked writing to a server that stopped reading.
 func (c *conn) kill() {
 	c.broken.Store(true)
 	c.client.Close()
+	if c.nc != nil {
+		c.nc.Close()
+	}
+}
+
+// freezeGrace is how long a connection has to answer a keepalive when an
+// operation on it outlives its context; one that does not is frozen.
+const freezeGrace = time.Second
+
+// guard watches the blocking operations that follow on c until release is
+// called. If ctx ends before that, c must answer a keepalive within
+// freezeGrace or it is killed, which makes every blocked call on it return.
+// A live connection is left alone: the operation ends by its own means (a
+// signal to a cancelled command, the close of a cancelled SFTP file).
+//
+// x/crypto/ssh and pkg/sftp take no context: opening a session, waiting
+// for a command's exit status and every SFTP request block until the
+// server answers or the connection closes, and a SIGSTOPped sshd keeps the
+// TCP connection open without answering.
+func (c *conn) guard(ctx context.Context) (release func()) {
+	stop := context.AfterFunc(ctx, func() {
+		if !c.ping(freezeGrace) {
+			c.kill()
+		}
+	})
+	return func() { stop() }
+}
+
+// ping reports whether the server answers a keepalive request within
+// timeout.
+func (c *conn) ping(timeout time.Duration) bool {
+	reply := make(chan error, 1)
+	go func() {
+		// OpenSSH answers a global request it does not know with
+		// SSH_MSG_REQUEST_FAILURE, which SendRequest reports as
+		// false without an error: an answer all the same.
+		_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
+		reply <- err
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-reply:
+		return err == nil
+	case <-t.C:
+		return false
+	case <-c.done:
+		return false
+	}
+}
+
+// ctxErr returns ctx's error, mentioning err, when ctx has ended; err
+// otherwise. An operation cut short because its context ended (and its
+// connection perhaps closed for being frozen) reports the context's error,
+// not a lost connection, so that nothing retries it.
+func ctxErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && err != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	return err
 }
 
 func (c *conn) close() {
@@ -342,9 +415,9 @@ func (h *SSHHost) dial(ctx context.Context) (*conn, error) {
 	backoff := 200 * time.Millisecond
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
-		client, err := h.dialOnce(ctx)
+		client, nc, err := h.dialOnce(ctx)
 		if err == nil {
-			c := &conn{client: client, done: make(chan struct{})}
+			c := &conn{client: client, nc: nc, done: make(chan struct{})}
 			go func() {
 				client.Wait()
 				close(c.done)
@@ -373,12 +446,12 @@ func (h *SSHHost) dial(ctx context.Context) (*conn, error) {
 	}
 }
 
-func (h *SSHHost) dialOnce(ctx context.Context) (*ssh.Client, error) {
+func (h *SSHHost) dialOnce(ctx context.Context) (*ssh.Client, net.Conn, error) {
 	actx, cancel := context.WithTimeout(ctx, h.cfg.ConnectTimeout)
 	defer cancel()
 	nc, err := h.cfg.Dial(actx, "tcp", h.addr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Bound the handshake by the attempt's context too.
 	stop := context.AfterFunc(actx, func() { nc.SetDeadline(time.Unix(1, 0)) })
@@ -388,13 +461,13 @@ func (h *SSHHost) dialOnce(ctx context.Context) (*ssh.Client, error) {
 		if err == nil {
 			cc.Close()
 		}
-		return nil, fmt.Errorf("ssh handshake: %w", actx.Err())
+		return nil, nil, fmt.Errorf("ssh handshake: %w", actx.Err())
 	}
 	if err != nil {
 		nc.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return ssh.NewClient(cc, chans, reqs), nil
+	return ssh.NewClient(cc, chans, reqs), nc, nil
 }
 
 // keepAlive sends keepalive requests and closes a connection that stops
@@ -408,24 +481,8 @@ func (c *conn) keepAlive(interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		reply := make(chan error, 1)
-		go func() {
-			_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
-			reply <- err
-		}()
-		timeout := time.NewTimer(2 * interval)
-		select {
-		case err := <-reply:
-			timeout.Stop()
-			if err != nil {
-				c.kill()
-				return
-			}
-		case <-timeout.C:
+		if !c.ping(2 * interval) {
 			c.kill()
-			return
-		case <-c.done:
-			timeout.Stop()
 			return
 		}
 	}
@@ -456,13 +513,14 @@ func (h *SSHHost) Run(ctx context.Context, c Cmd) (Output, error) {
 	for _, s := range c.Secrets {
 		red = red.With(s.Reveal())
 	}
-	out, err := h.exec(ctx, line, stdin, c, red)
+	viaSudo := c.Sudo && mode != sudoRoot
+	out, err := h.exec(ctx, line, stdin, c, viaSudo, red)
 	if errors.Is(err, ErrConnectionLost) && c.Idempotent && rewind(c.Stdin) {
 		h.log.Info("connection lost during an idempotent command; running it again", "cmd", red.String(line))
 		if c.Sudo && mode == sudoPasswd {
 			stdin = io.MultiReader(strings.NewReader(h.cfg.SudoPassword.Reveal()+"\n"), orEmpty(c.Stdin))
 		}
-		out, err = h.exec(ctx, line, stdin, c, red)
+		out, err = h.exec(ctx, line, stdin, c, viaSudo, red)
 	}
 	return out, err
 }
@@ -491,8 +549,13 @@ func rewind(r io.Reader) bool {
 // command (SIGTERM, then SIGKILL), for the host to report that it ended.
 const cancelGrace = 2 * time.Second
 
-// exec runs one command line in a new session.
-func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd, red *redact.Redactor) (Output, error) {
+// sudoResignal is how often a cancelled command run through sudo is sent
+// SIGTERM again until it ends.
+const sudoResignal = 100 * time.Millisecond
+
+// exec runs one command line in a new session; viaSudo says the line
+// starts with sudo.
+func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd, viaSudo bool, red *redact.Redactor) (Output, error) {
 	start := time.Now()
 	fail := func(err error) (Output, error) {
 		return Output{ExitCode: -1}, &CommandError{Host: h.name, Command: red.String(line), ExitCode: -1, Err: err}
@@ -505,8 +568,10 @@ func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd,
 	}
 	cn, sess, err := h.session(ctx)
 	if err != nil {
-		return fail(err)
+		return fail(ctxErr(ctx, err))
 	}
+	// Deferred first, so it watches sess.Close too.
+	defer cn.guard(ctx)()
 	defer sess.Close()
 
 	var stdout bytes.Buffer
@@ -522,6 +587,9 @@ func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd,
 	}
 	if err := sess.Start(line); err != nil {
 		cn.kill()
+		if ctx.Err() != nil {
+			return fail(ctxErr(ctx, err))
+		}
 		return fail(fmt.Errorf("%w: %v", ErrConnectionLost, err))
 	}
 	waited := make(chan error, 1)
@@ -529,20 +597,11 @@ func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd,
 	select {
 	case err = <-waited:
 	case <-ctx.Done():
-		// SIGTERM first; SIGKILL for a command that ignores it. sshd
-		// delivers both to the session's process group.
-		for _, sig := range []ssh.Signal{ssh.SIGTERM, ssh.SIGKILL} {
-			sess.Signal(sig)
-			t := time.NewTimer(cancelGrace)
-			select {
-			case <-waited:
-				t.Stop()
-				h.log.Debug("command cancelled", "cmd", red.String(line), "signal", string(sig), "duration", time.Since(start), "error", ctx.Err())
-				return fail(ctx.Err())
-			case <-t.C:
-			}
+		if sig, ok := h.cancel(sess, waited, viaSudo); ok {
+			h.log.Debug("command cancelled", "cmd", red.String(line), "signal", string(sig), "duration", time.Since(start), "error", ctx.Err())
+		} else {
+			h.log.Info("cancelled command did not report its end", "cmd", red.String(line), "duration", time.Since(start))
 		}
-		h.log.Info("cancelled command did not report its end", "cmd", red.String(line), "duration", time.Since(start))
 		return fail(ctx.Err())
 	}
 
@@ -558,9 +617,10 @@ func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd,
 		out.ExitCode = exitErr.ExitStatus()
 		cerr.ExitCode = out.ExitCode
 	default:
-		// No exit status: the connection (or the channel) went away.
+		// No exit status: the connection (or the channel) went away,
+		// or was closed as frozen after ctx ended.
 		cn.kill()
-		cerr.Err = fmt.Errorf("%w: %v", ErrConnectionLost, err)
+		cerr.Err = ctxErr(ctx, fmt.Errorf("%w: %v", ErrConnectionLost, err))
 	}
 	h.log.Debug("command finished", "cmd", cerr.Command, "exit", out.ExitCode, "duration", time.Since(start))
 	if err == nil || (cerr.Err == nil && cerr.Signal == "" && okExit(c.OKExit, out.ExitCode)) {
@@ -570,6 +630,56 @@ func (h *SSHHost) exec(ctx context.Context, line string, stdin io.Reader, c Cmd,
 		out.ExitCode = -1
 	}
 	return out, cerr
+}
+
+// cancel signals the command of sess until waited reports its end, for up
+// to two cancelGrace periods, and reports the last signal sent and whether
+// the command ended. sshd delivers a signal request to the session's
+// process group (killpg), as the login user.
+//
+// A plain command gets SIGTERM, then SIGKILL if it ignores SIGTERM.
+//
+// Under sudo, that group holds sudo alone: the command runs as root, which
+// the login user cannot signal, and `timeout` has moved it to a group of
+// its own. sudo relays SIGTERM to the command, which `timeout` passes on to
+// its whole group and follows with SIGKILL after killAfter. But sudo
+// relays signals only from the event loop it enters once it has started
+// the command: a SIGTERM that arrives earlier, while sudo checks its policy
+// and opens its PAM session, is lost. That is what a command cancelled
+// right after it was sent meets, and a SIGKILL then kills sudo alone and
+// orphans the command it has just started, which runs on as root. So a
+// command under sudo is never sent SIGKILL: it is sent SIGTERM again every
+// sudoResignal until it ends (timeout ignores the repeats once it has
+// passed the first on).
+func (h *SSHHost) cancel(sess *ssh.Session, waited <-chan error, viaSudo bool) (ssh.Signal, bool) {
+	if viaSudo {
+		sess.Signal(ssh.SIGTERM)
+		tick := time.NewTicker(sudoResignal)
+		defer tick.Stop()
+		limit := time.NewTimer(2 * cancelGrace)
+		defer limit.Stop()
+		for {
+			select {
+			case <-waited:
+				return ssh.SIGTERM, true
+			case <-limit.C:
+				return ssh.SIGTERM, false
+			case <-tick.C:
+				sess.Signal(ssh.SIGTERM)
+			}
+		}
+	}
+	for _, sig := range []ssh.Signal{ssh.SIGTERM, ssh.SIGKILL} {
+		sess.Signal(sig)
+		t := time.NewTimer(cancelGrace)
+		select {
+		case <-waited:
+			t.Stop()
+			return sig, true
+		case <-t.C:
+		}
+	}
+	return ssh.SIGKILL, false
 }
 
 func okExit(ok []int, code int) bool {
@@ -589,9 +699,14 @@ func (h *SSHHost) session(ctx context.Context) (*conn, *ssh.Session, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		release := c.guard(ctx)
 		sess, err := c.client.NewSession()
+		release()
 		if err == nil {
 			return c, sess, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil, ctxErr(ctx, err)
 		}
 		var refused *ssh.OpenChannelError
 		if errors.As(err, &refused) {
@@ -625,7 +740,9 @@ func (h *SSHHost) retryRefusedSession(ctx context.Context, c *conn) (*ssh.Sessio
 			t.Stop()
 			return nil, fmt.Errorf("the server keeps refusing new sessions: %w", ctx.Err())
 		}
+		release := c.guard(ctx)
 		sess, err := c.client.NewSession()
+		release()
 		if !errors.As(err, new(*ssh.OpenChannelError)) {
 			return sess, err
 		}
@@ -655,9 +772,9 @@ func (h *SSHHost) sudoMode(ctx context.Context) (sudoMode, error) {
 	// Both probes only look, so they run again (once) after a dropped
 	// connection, as an Idempotent command would.
 	look := func(line string, stdin func() io.Reader) (Output, error) {
-		out, err := h.exec(ctx, line, stdin(), Cmd{}, h.redactor)
+		out, err := h.exec(ctx, line, stdin(), Cmd{}, false, h.redactor)
 		if errors.Is(err, ErrConnectionLost) {
-			out, err = h.exec(ctx, line, stdin(), Cmd{}, h.redactor)
+			out, err = h.exec(ctx, line, stdin(), Cmd{}, false, h.redactor)
 		}
 		return out, err
 	}

@@ -21,6 +21,7 @@ type faults struct {
 	rejectAuth  int
 	dropIn      int // drop the connection during the dropIn-th exec from now; 0: never
 	programs    []programFault
+	conns       []*freezableConn // every connection accepted, for FreezeConnections
 }
 
 type programFault struct {
@@ -176,8 +177,70 @@ func (l *faultListener) Accept() (net.Conn, error) {
 	}
 }
 
+// FreezeConnections makes every connection open now stop dead, as one does
+// whose sshd process was sent SIGSTOP (or whose VM was paused): the server
+// neither reads what the client sends nor sends anything, not even a
+// keepalive reply, and the TCP connection stays open. Connections made
+// afterwards are served normally, as OpenSSH serves each connection from a
+// process of its own (sshd(8): "sshd listens for connections from clients
+// [...] and forks a new daemon for each incoming connection"). thaw lets the
+// frozen connections go on; closing the server ends them.
+func (s *Server) FreezeConnections() (thaw func()) {
+	s.faults.mu.Lock()
+	conns := s.faults.conns
+	s.faults.conns = nil
+	s.faults.mu.Unlock()
+	thawed := make(chan struct{})
+	for _, c := range conns {
+		c.freeze(thawed)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { close(thawed) }) }
+}
+
+// freezableConn is a server-side connection that FreezeConnections can stop:
+// while it is frozen, Read and Write block, and data read just before the
+// freeze is held back until the thaw.
+type freezableConn struct {
+	net.Conn
+	done   <-chan struct{} // the server's
+	mu     sync.Mutex
+	thawed chan struct{} // nil unless frozen
+}
+
+func (c *freezableConn) freeze(thawed chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.thawed = thawed
+}
+
+// wait blocks while the connection is frozen and the server runs.
+func (c *freezableConn) wait() {
+	c.mu.Lock()
+	thawed := c.thawed
+	c.mu.Unlock()
+	if thawed != nil {
+		select {
+		case <-thawed:
+		case <-c.done:
+		}
+	}
+}
+
+func (c *freezableConn) Read(p []byte) (int, error) {
+	c.wait()
+	n, err := c.Conn.Read(p)
+	c.wait()
+	return n, err
+}
+
+func (c *freezableConn) Write(p []byte) (int, error) {
+	c.wait()
+	return c.Conn.Write(p)
+}
+
 // onConn applies the accept delay before the handshake (cut short when the
-// server closes).
+// server closes) and makes the connection freezable.
 func (s *Server) onConn(_ gliderssh.Context, c net.Conn) net.Conn {
 	if d := s.faults.delay(); d > 0 {
 		t := time.NewTimer(d)
@@ -187,5 +250,9 @@ func (s *Server) onConn(_ gliderssh.Context, c net.Conn) net.Conn {
 		case <-s.done:
 		}
 	}
-	return c
+	fc := &freezableConn{Conn: c, done: s.done}
+	s.faults.mu.Lock()
+	s.faults.conns = append(s.faults.conns, fc)
+	s.faults.mu.Unlock()
+	return fc
 }
