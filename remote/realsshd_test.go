@@ -495,10 +495,11 @@ func TestRealSSHD(t *testing.T) {
 					_, err := h.Run(ctx, remote.Cmd{Args: args, Sudo: tc.sudo})
 					done <- err
 				}()
-				// pgrep -f matches the login shell's and sudo's command
-				// lines as well as the command's, so this cancels at any
-				// point from the shell's start on.
-				waitProcess(t, "sleep "+secs, true)
+				// Cancel once the command itself runs: its sleep, not the
+				// login shell's or sudo's command line that mentions it
+				// (a cancel while sudo and timeout start is
+				// CancelDuringSudoStartup's case).
+				waitCommand(t, "sleep "+secs)
 				cancel()
 				var err error
 				select {
@@ -654,8 +655,16 @@ func uniqueSleep() string {
 	return fmt.Sprintf("61.%06d", n.Int64())
 }
 
-// waitProcess polls pgrep -f until a process matching the literal pattern
-// exists (want) or none does (!want), failing after a generous deadline.
+// waitCommand polls until a process whose whole command line is exactly
+// line runs (pgrep -f matched against ^line$).
+func waitCommand(t *testing.T, line string) {
+	t.Helper()
+	waitProcess(t, "^"+line+"$", true)
+}
+
+// waitProcess polls pgrep -f until a process matching pattern (a regular
+// expression whose dots are taken literally) exists (want) or none does
+// (!want), failing after a generous deadline.
 func waitProcess(t *testing.T, pattern string, want bool) {
 	t.Helper()
 	re := strings.ReplaceAll(pattern, ".", `\.`)
