@@ -37,8 +37,10 @@
 //     ([Server.Calls]), and injects faults on request: refused dials
 //     ([Server.RefuseDials]), a slow handshake ([Server.DelayAccept]),
 //     rejected authentication ([Server.RejectAuth]), a connection dropped
-//     while a command runs ([Server.DropConnectionDuring]), and programs
-//     that fail ([Server.FailProgram]) or hang ([Server.HangProgram]).
+//     while a command runs ([Server.DropConnectionDuring]), connections
+//     that stop reading and writing as a SIGSTOPped sshd does
+//     ([Server.FreezeConnections]), and programs that fail
+//     ([Server.FailProgram]) or hang ([Server.HangProgram]).
 //
 // # Differences from a real host
 //
