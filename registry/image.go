@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/distribution/reference"
+	"github.com/opencontainers/go-digest"
 
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -280,11 +281,9 @@ func checkTag(s string) (string, error) {
 	if !ok {
 		return "", errors.New("has no tag, want NAME:TAG")
 	}
-	tag := reference.FamiliarString(tagged)
-	if strings.HasPrefix(tag, "-") { // cannot happen with a valid reference
-		return "", errors.New("starts with '-'")
-	}
-	return tag, nil
+	// A valid reference never starts with '-', so it cannot reach docker's
+	// argv as an option.
+	return reference.FamiliarString(tagged), nil
 }
 
 // resolve finds the entry name (a path of manifest.json) names, following
@@ -324,7 +323,7 @@ func configDigest(config string) (string, bool) {
 	if !ok {
 		hexPart, ok = strings.CutPrefix(config, "blobs/sha256/")
 	}
-	if !ok || !isHex64(hexPart) {
+	if !ok || !isSHA256("sha256:"+hexPart) {
 		return "", false
 	}
 	return "sha256:" + hexPart, true
@@ -337,16 +336,11 @@ func configLike(name string) bool {
 	return ok
 }
 
-func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
+// isSHA256 reports whether s is "sha256:" and 64 lower-case hex digits,
+// as go-digest (the image spec's digest package) validates it.
+func isSHA256(s string) bool {
+	d, err := digest.Parse(s)
+	return err == nil && d.Algorithm() == digest.SHA256
 }
 
 // compression names the compression whose magic number b starts with, or
@@ -371,7 +365,7 @@ func compression(b []byte) string {
 // valid checks the forms ReadImageArchive guarantees, for an ImageArchive
 // a caller built by hand.
 func (a ImageArchive) valid() error {
-	if !strings.HasPrefix(a.ID, "sha256:") || !isHex64(strings.TrimPrefix(a.ID, "sha256:")) {
+	if !isSHA256(a.ID) {
 		return fmt.Errorf("image ID %q: want sha256:<64 hex digits>", a.ID)
 	}
 	if len(a.Tags) == 0 {
