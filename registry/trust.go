@@ -157,12 +157,6 @@ func (s *trustState) write(ctx context.Context) error {
 // For the former it puts their pending file first among the writes, so
 // that it is in place before the configuration it stands for.
 func (s *trustState) reloads(rts []Runtime) []daemonReload {
-	changes := func(file string) bool {
-		return slices.ContainsFunc(s.writes, func(w remote.FileWrite) bool {
-			cur, ok := s.files[file]
-			return w.Path == file && (!ok || !bytes.Equal(cur, w.Content))
-		})
-	}
 	var out, marks []daemonReload
 	for _, r := range daemonReloads {
 		if !slices.Contains(rts, r.rt) {
@@ -176,7 +170,8 @@ func (s *trustState) reloads(rts []Runtime) []daemonReload {
 			changed = s.containerdConfig != nil
 		case CRIO:
 			changed = slices.ContainsFunc(s.writes, func(w remote.FileWrite) bool {
-				return path.Dir(w.Path) == CRIORegistriesDir && changes(w.Path)
+				cur, ok := s.files[w.Path]
+				return path.Dir(w.Path) == CRIORegistriesDir && (!ok || !bytes.Equal(cur, w.Content))
 			})
 		}
 		_, pending := s.files[r.pending()]

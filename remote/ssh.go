@@ -754,12 +754,12 @@ func (h *SSHHost) retryRefusedSession(ctx context.Context, c *conn) (*ssh.Sessio
 const sudoProbe = `if [ "$(id -u)" = 0 ]; then echo root; elif sudo -n true 2>/dev/null; then echo nopasswd; else echo password; fi`
 
 // sudoCheck runs under `sudo -S` with the password and sudoCheckLine on
-// standard input: it exits sudoCheckUnread when the first line it reads is
-// not sudoCheckLine, that is when sudo did not read the password.
+// standard input: it exits sudoCheckUnread (3) when the first line it
+// reads is not sudoCheckLine, that is when sudo did not read the password.
 const (
 	sudoCheckLine   = "mgmtkit-sudo-check"
 	sudoCheckUnread = 3
-	sudoCheck       = `[ "$(head -n 1)" = ` + sudoCheckLine + ` ] || exit 3`
+	sudoCheck       = `[ "$(head -n 1)" = ` + sudoCheckLine + ` ] || exit ` + string('0'+sudoCheckUnread)
 )
 
 // sudoMode finds out, once per host, how commands get root.
