@@ -3,8 +3,10 @@ package containers
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"maps"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,24 +22,33 @@ import (
 const (
 	containerdConfigFile = "/etc/containerd/config.toml"
 	containerdSock       = "/run/containerd/containerd.sock"
-	containerdVersion    = "1.7.12"
 )
 
 // ContainerdConfig is the configuration containerd loaded from
 // /etc/containerd/config.toml when it last started (containerd has no
 // reload: a change takes a restart).
 type ContainerdConfig struct {
+	// Release is the containerd version that runs ("1.7.12"), from the
+	// installed containerd or containerd.io package.
+	Release string
 	// Exists says config.toml was there; without it containerd runs on its
-	// defaults (schema version 2, the CRI plugin enabled, no config_path).
+	// defaults (the CRI plugin enabled; schema version 2 and no
+	// config_path in 1.x, version 3 and config_path
+	// "/etc/containerd/certs.d:/etc/docker/certs.d" in 2.x).
 	Exists bool
 	// Version is the schema version: the file's "version", 1 when it has
-	// none. containerd 1.7.12 reads a version 3 file (containerd 2's) as
-	// version 2: its io.containerd.cri.v1.images section, and so its
-	// config_path, is ignored.
+	// none. containerd 1.6 and 1.7 before 1.7.17 read a version 3 file
+	// (containerd 2's) as version 2: its io.containerd.cri.v1.images
+	// section, and so its config_path, is ignored; 1.7.17 and later
+	// refuse to start.
 	Version int
-	// ConfigPath is the CRI registry's config_path (the hosts.toml root),
-	// "" when unset.
+	// ConfigPath is the CRI registry's config_path (the hosts.toml root,
+	// or a list of roots separated by ":"), "" when unset.
 	ConfigPath string
+	// ConfigPathLiteral says the CRI's pulls take ConfigPath as one
+	// directory, ":" and all, instead of splitting it: containerd 2's
+	// pulls through the transfer service (containerd#12808).
+	ConfigPathLiteral bool
 	// LegacyMirrors and LegacyConfigs say the deprecated
 	// registry.mirrors and registry.configs tables are set (non-empty).
 	LegacyMirrors, LegacyConfigs bool
@@ -47,10 +58,25 @@ type ContainerdConfig struct {
 	// CRIError is why the CRI plugin failed to load, "" when it loaded.
 	// containerd itself keeps running without it (it logs "failed to load
 	// plugin io.containerd.grpc.v1.cri"), so the kubelet and crictl find
-	// no CRI service: config_path combined with registry.mirrors or
-	// registry.configs.*.tls gives "invalid plugin config: `mirrors`
+	// no CRI service: config_path combined with registry.mirrors (or, in
+	// 1.x, registry.configs.*.tls) gives "invalid plugin config: `mirrors`
 	// cannot be set when `config_path` is provided" (kubespray#9743).
 	CRIError string
+}
+
+// ConfigPathRoots returns the directories the CRI's pulls search for a
+// registry's host directory, in order: config_path split with
+// filepath.SplitList (containerd 1.6/1.7 pkg/cri/server/image_pull.go
+// registryHosts and hostDirFromRoots; 2.x's local pulls), or config_path
+// whole where ConfigPathLiteral.
+func (c ContainerdConfig) ConfigPathRoots() []string {
+	if c.ConfigPath == "" {
+		return nil
+	}
+	if c.ConfigPathLiteral {
+		return []string{c.ConfigPath}
+	}
+	return filepath.SplitList(c.ConfigPath)
 }
 
 // ContainerdState is a machine's containerd: the configuration it loaded
@@ -197,17 +223,157 @@ func criStore(images map[string]*localImage, tags map[string]string, r ref, im *
 
 // --- containerd.service ---------------------------------------------------------
 
-// containerdStart loads config.toml as containerd 1.7.12 does. A file
-// that does not parse stops it from starting; a CRI plugin that cannot
-// load does not.
+// containerdDefaultConfigPath is containerd 2.x's default config_path: a
+// list, split with filepath.SplitList
+// (containerd v2.2.0 internal/cri/config/config_unix.go DefaultImageConfig).
+const containerdDefaultConfigPath = "/etc/containerd/certs.d:/etc/docker/certs.d"
+
+// containerdRelease is the containerd a machine has installed: the
+// upstream version of its containerd or containerd.io package.
+type containerdRelease struct {
+	major, minor, patch int
+}
+
+// containerdReleaseOf reads the installed package's version: its Debian
+// version without epoch and revision ("1.7.12-0ubuntu2~22.04.1",
+// "1.6.20~ds1-1+deb12u3", "2.2.0-1").
+func containerdReleaseOf(m *ubuntu.Machine) containerdRelease {
+	v := m.Version("containerd.io")
+	if v == "" {
+		v = m.Version("containerd")
+	}
+	if _, after, ok := strings.Cut(v, ":"); ok {
+		v = after
+	}
+	if i := strings.LastIndexByte(v, '-'); i > 0 {
+		v = v[:i]
+	}
+	v, _, _ = strings.Cut(v, "~")
+	var r containerdRelease
+	if _, err := fmt.Sscanf(v, "%d.%d.%d", &r.major, &r.minor, &r.patch); err != nil {
+		return containerdRelease{1, 7, 12}
+	}
+	return r
+}
+
+func (r containerdRelease) String() string { return fmt.Sprintf("%d.%d.%d", r.major, r.minor, r.patch) }
+
+// before reports whether r is older than major.minor.patch.
+func (r containerdRelease) before(major, minor, patch int) bool {
+	return slices.Compare([]int{r.major, r.minor, r.patch}, []int{major, minor, patch}) < 0
+}
+
+// criPlugin is the table of config.toml's plugins that holds the CRI
+// image settings (registry) for a schema version: "cri" in version 1
+// (plugin IDs), "io.containerd.grpc.v1.cri" in version 2, and in version
+// 3 containerd 2's image plugin "io.containerd.cri.v1.images"
+// (containerd v2.2.0 cmd/containerd/server/config/config.go
+// v1MigratePluginName; internal/cri/config/config.go). containerd 1.x
+// reads a version 3 file as version 2 (see validate), so the v3 table is
+// a plugin it does not have.
+func (r containerdRelease) criPlugin(version int) string {
+	switch {
+	case version == 1:
+		return "cri"
+	case version >= 3 && r.major >= 2:
+		return "io.containerd.cri.v1.images"
+	}
+	return "io.containerd.grpc.v1.cri"
+}
+
+// validate is the check containerd makes of a config.toml before it
+// starts; an error stops it from starting.
+//   - 1.6: version 2+ wants plugin URIs (4 dot-separated parts) in
+//     disabled_plugins, required_plugins and plugins' keys; version 3 is
+//     read as version 2 (v1.6.20 services/server/config/config.go
+//     ValidateV2).
+//   - 1.7: the same URIs must start with "io.containerd." (v1.7.12
+//     ValidateV2); from 1.7.17 a version above 2 is refused ("containerd
+//     config version `3` is not supported, the max version is `2`").
+//   - 2.x: versions up to 3 (1 and 2 are migrated in memory); plugin
+//     names in disabled_plugins and required_plugins need a dot once
+//     migrated: a version 1 file's "cri" becomes io.containerd.grpc.v1.cri
+//     (v2.2.0 cmd/containerd/server/config/config.go ValidateVersion,
+//     v1MigratePluginName).
+func (r containerdRelease) validate(doc map[string]any, version int) error {
+	if r.major >= 2 {
+		if version > 3 {
+			return fmt.Errorf("expected containerd config version equal to or less than `3`, got `%d`", version)
+		}
+		if version == 1 {
+			return nil
+		}
+		for _, key := range []string{"disabled_plugins", "required_plugins"} {
+			for _, p := range asStrings(doc[key]) {
+				if !strings.Contains(p, ".") {
+					return fmt.Errorf("invalid %s plugin URI %q expect io.containerd.x.vx", strings.TrimSuffix(key, "_plugins"), p)
+				}
+			}
+		}
+		return nil
+	}
+	if version < 2 {
+		return nil
+	}
+	if version > 2 && !r.before(1, 7, 17) {
+		return fmt.Errorf("unsupported config version `%d`", version)
+	}
+	uri := func(p string) bool {
+		if r.before(1, 7, 0) {
+			return len(strings.Split(p, ".")) >= 4
+		}
+		return strings.HasPrefix(p, "io.containerd.") && len(strings.SplitN(p, ".", 4)) >= 4
+	}
+	for _, key := range []string{"disabled_plugins", "required_plugins"} {
+		for _, p := range asStrings(doc[key]) {
+			if !uri(p) {
+				return fmt.Errorf("invalid %s plugin URI %q expect io.containerd.x.vx", strings.TrimSuffix(key, "_plugins"), p)
+			}
+		}
+	}
+	for p := range subTable(doc, "plugins") {
+		if !uri(p) {
+			return fmt.Errorf("invalid plugin key URI %q expect io.containerd.x.vx", p)
+		}
+	}
+	return nil
+}
+
+// criDisabled reports whether disabled_plugins turns the CRI off: by
+// plugin ID ("cri") in a version 1 file on 1.x (V1DisabledFilter), by
+// URI otherwise (V2DisabledFilter; v1.7.12
+// services/server/config/config.go). In 2.x the CRI service
+// io.containerd.grpc.v1.cri needs the image and runtime plugins
+// io.containerd.cri.v1.images and io.containerd.cri.v1.runtime, so
+// disabling any of them leaves no CRI.
+func (r containerdRelease) criDisabled(disabled []string, version int) bool {
+	names := []string{"io.containerd.grpc.v1.cri"}
+	switch {
+	case r.major >= 2 && version == 1:
+		names = append(names, "cri", "io.containerd.cri.v1.images", "io.containerd.cri.v1.runtime")
+	case r.major >= 2:
+		names = append(names, "io.containerd.cri.v1.images", "io.containerd.cri.v1.runtime")
+	case version == 1:
+		names = []string{"cri"}
+	}
+	return slices.ContainsFunc(disabled, func(d string) bool { return slices.Contains(names, d) })
+}
+
+// containerdStart loads config.toml as the installed containerd does. A
+// file that does not parse or that containerd refuses stops it from
+// starting; a CRI plugin that cannot load does not.
 func containerdStart(m *ubuntu.Machine) error {
 	s := containerdOf(m)
-	cfg := ContainerdConfig{Version: 2}
+	rel := containerdReleaseOf(m)
+	cfg := ContainerdConfig{Release: rel.String(), Version: 2}
+	if rel.major >= 2 {
+		cfg.Version = 3
+	}
 	mirrors := map[string][]string{}
 	configs := map[string]legacyConf{}
+	doc := map[string]any{}
 	if data, err := m.Server().FS().ReadFile(containerdConfigFile); err == nil {
 		cfg.Exists = true
-		var doc map[string]any
 		if err := toml.Unmarshal(data, &doc); err != nil {
 			return fmt.Errorf("containerd: failed to load TOML from %s: %v", containerdConfigFile, err)
 		}
@@ -215,59 +381,92 @@ func containerdStart(m *ubuntu.Machine) error {
 		if v, ok := doc["version"].(int64); ok {
 			cfg.Version = int(v)
 		}
-		// containerd 1.7.12 predates the check for unsupported versions
-		// (1.7.17): a version 3 file loads as version 2, and its
-		// io.containerd.cri.v1.* sections are plugins 1.7 does not have.
-		plugin := "io.containerd.grpc.v1.cri"
-		if cfg.Version == 1 {
-			plugin = "cri"
-		}
-		if dis, ok := doc["disabled_plugins"].([]any); ok {
-			for _, d := range dis {
-				if d == "cri" || d == "io.containerd.grpc.v1.cri" {
-					cfg.CRIDisabled = true
-				}
-			}
-		}
-		reg := subTable(subTable(subTable(doc, "plugins"), plugin), "registry")
-		cfg.ConfigPath, _ = reg["config_path"].(string)
-		for host, v := range subTable(reg, "mirrors") {
-			if t, ok := v.(map[string]any); ok {
-				mirrors[host] = append(mirrors[host], asStrings(t["endpoint"])...)
-			}
-		}
-		for host, v := range subTable(reg, "configs") {
-			t, _ := v.(map[string]any)
-			var lc legacyConf
-			if tlsT, ok := t["tls"].(map[string]any); ok {
-				lc.hasTLS = true
-				lc.caFile, _ = tlsT["ca_file"].(string)
-				lc.skipVerify, _ = tlsT["insecure_skip_verify"].(bool)
-			}
-			if a, ok := t["auth"].(map[string]any); ok {
-				var e authEntry
-				e.Username, _ = a["username"].(string)
-				e.Password, _ = a["password"].(string)
-				e.Auth, _ = a["auth"].(string)
-				lc.auth, _ = e.creds()
-			}
-			configs[host] = lc
-		}
-		cfg.LegacyMirrors = len(mirrors) > 0
-		cfg.LegacyConfigs = len(configs) > 0
-		if cfg.ConfigPath != "" && len(mirrors) > 0 {
-			cfg.CRIError = "invalid plugin config: `mirrors` cannot be set when `config_path` is provided"
-		}
-		for _, lc := range configs {
-			if cfg.ConfigPath != "" && lc.hasTLS && cfg.CRIError == "" {
-				cfg.CRIError = "invalid plugin config: `configs.tls` cannot be set when `config_path` is provided"
-			}
+		if err := rel.validate(doc, cfg.Version); err != nil {
+			return fmt.Errorf("containerd: failed to load TOML from %s: %v", containerdConfigFile, err)
 		}
 	}
+	cfg.CRIDisabled = rel.criDisabled(asStrings(doc["disabled_plugins"]), cfg.Version)
+	cri := subTable(subTable(doc, "plugins"), rel.criPlugin(cfg.Version))
+	reg := subTable(cri, "registry")
+	configPath, set := reg["config_path"].(string)
+	cfg.ConfigPath = configPath
+	for host, v := range subTable(reg, "mirrors") {
+		if t, ok := v.(map[string]any); ok {
+			mirrors[host] = append(mirrors[host], asStrings(t["endpoint"])...)
+		}
+	}
+	for host, v := range subTable(reg, "configs") {
+		t, _ := v.(map[string]any)
+		var lc legacyConf
+		if tlsT, ok := t["tls"].(map[string]any); ok && rel.major < 2 {
+			// containerd 2 has no configs.tls: RegistryConfig holds only
+			// auth (v2.2.0 internal/cri/config/config.go).
+			lc.hasTLS = true
+			lc.caFile, _ = tlsT["ca_file"].(string)
+			lc.skipVerify, _ = tlsT["insecure_skip_verify"].(bool)
+		}
+		if a, ok := t["auth"].(map[string]any); ok {
+			var e authEntry
+			e.Username, _ = a["username"].(string)
+			e.Password, _ = a["password"].(string)
+			e.Auth, _ = a["auth"].(string)
+			lc.auth, _ = e.creds()
+		}
+		configs[host] = lc
+	}
+	cfg.LegacyMirrors = len(mirrors) > 0
+	cfg.LegacyConfigs = len(configs) > 0
+	if rel.major >= 2 {
+		// The file's registry table is decoded over DefaultImageConfig,
+		// whose config_path is the list, so a file that does not set it
+		// gets the list, legacy mirrors or not; migrating a version 2 file
+		// turns an empty one into the list too (v2.2.0
+		// plugins/cri/images/plugin.go).
+		if !set || (configPath == "" && cfg.Version < 3) {
+			cfg.ConfigPath = containerdDefaultConfigPath
+		}
+		cfg.ConfigPathLiteral = !localImagePull(cri, mirrors, configs, reg)
+	}
+	cfg.CRIError = criConfigError(rel, cfg.ConfigPath, mirrors, configs)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg, s.mirrors, s.configs, s.running = cfg, mirrors, configs, true
 	return nil
+}
+
+// localImagePull reports whether containerd 2's CRI pulls images itself
+// rather than through the transfer service: when use_local_image_pull
+// is set or a setting the transfer service does not support is
+// (registry mirrors, configs or auths, discard_unpacked_layers; v2.2.0
+// internal/cri/config/config.go CheckLocalImagePullConfigs). Only that
+// path splits config_path into a list (internal/cri/server/images/
+// image_pull.go registryHosts); the transfer service takes it as one
+// directory (registry.WithHostDir: containerd#12808, open as of 2.2.0).
+func localImagePull(cri map[string]any, mirrors map[string][]string, configs map[string]legacyConf, reg map[string]any) bool {
+	local, _ := cri["use_local_image_pull"].(bool)
+	discard, _ := cri["discard_unpacked_layers"].(bool)
+	return local || discard || len(mirrors) > 0 || len(configs) > 0 || len(subTable(reg, "auths")) > 0
+}
+
+// criConfigError is why the CRI plugin refuses its registry settings:
+// config_path with registry.mirrors, and in 1.x with any
+// registry.configs.*.tls (v1.6.20 and v1.7.12 pkg/cri/config/config.go
+// ValidatePluginConfig; v2.2.0 internal/cri/config/config.go
+// ValidateImageConfig keeps only the mirrors check). Credentials alone
+// (configs.*.auth) are accepted.
+func criConfigError(rel containerdRelease, configPath string, mirrors map[string][]string, configs map[string]legacyConf) string {
+	if configPath == "" {
+		return ""
+	}
+	if len(mirrors) > 0 {
+		return "invalid plugin config: `mirrors` cannot be set when `config_path` is provided"
+	}
+	for _, lc := range configs {
+		if lc.hasTLS && rel.major < 2 {
+			return "invalid plugin config: `configs.tls` cannot be set when `config_path` is provided"
+		}
+	}
+	return ""
 }
 
 func containerdStop(m *ubuntu.Machine) error {
@@ -382,50 +581,8 @@ func (s *ContainerdState) hosts(domain string) ([]criHost, error) {
 	if h, _ := splitHostPort(domain); h == "localhost" || h == "127.0.0.1" || h == "::1" {
 		defaultScheme = "http"
 	}
-	fsys := s.m.Server().FS()
-	if cfg.ConfigPath != "" {
-		var dir string
-		for _, d := range []string{domain, strings.ReplaceAll(domain, ":", "_") + "_", "_default"} {
-			if fi, err := fsys.Stat(path.Join(cfg.ConfigPath, d)); err == nil && fi.IsDir() {
-				dir = path.Join(cfg.ConfigPath, d)
-				break
-			}
-		}
-		if dir != "" {
-			data, err := fsys.ReadFile(path.Join(dir, "hosts.toml"))
-			if err != nil {
-				// No hosts.toml: Docker's certs.d layout, *.crt as CAs.
-				h := criHost{endpoint: endpoint{defaultScheme, upstream}, resolve: true, authHost: upstream}
-				entries, _ := fsys.ReadDir(dir)
-				for _, e := range entries {
-					if strings.HasSuffix(e.Name(), ".crt") {
-						h.cas = append(h.cas, path.Join(dir, e.Name()))
-					}
-				}
-				return []criHost{h}, nil
-			}
-			var hf hostsFile
-			if err := toml.Unmarshal(data, &hf); err != nil {
-				return nil, fmt.Errorf("failed to decode %s: %v", path.Join(dir, "hosts.toml"), err)
-			}
-			var out []criHost
-			seen := map[string]bool{}
-			for _, m := range hostHeader.FindAllStringSubmatch(string(data), -1) {
-				key := m[1] + m[2]
-				e, ok := hf.Host[key]
-				if !ok || seen[key] {
-					continue
-				}
-				seen[key] = true
-				out = append(out, makeCRIHost(dir, parseHostURL(key), e.Capabilities, e.CA, e.SkipVerify))
-			}
-			root := endpoint{defaultScheme, upstream}
-			if hf.Server != "" {
-				root = parseHostURL(hf.Server)
-			}
-			out = append(out, makeCRIHost(dir, root, hf.Capabilities, hf.CA, hf.SkipVerify))
-			return out, nil
-		}
+	if dir := hostDir(s.m.Server().FS(), cfg.ConfigPathRoots(), domain); dir != "" {
+		return s.loadHostDir(dir, endpoint{defaultScheme, upstream}), nil
 	}
 	var out []criHost
 	if cfg.ConfigPath == "" {
@@ -440,6 +597,86 @@ func (s *ContainerdState) hosts(domain string) ([]criHost, error) {
 	return append(out, legacyHost(endpoint{defaultScheme, upstream}, configs)), nil
 }
 
+// hostPaths are the directories containerd looks for under a root, in
+// order: "host_port_" (":port" rewritten), "host:port", then "_default"
+// (containerd core/remotes/docker/config/config_unix.go hostPaths and
+// hosts.go hostDirectory, the same in 1.6.20, 1.7 and 2.2.0).
+func hostPaths(root, host string) []string {
+	var out []string
+	if i := strings.LastIndex(host, ":"); i > 0 {
+		out = append(out, path.Join(root, host[:i]+"_"+host[i+1:]+"_"))
+	}
+	return append(out, path.Join(root, host), path.Join(root, "_default"))
+}
+
+// hostDir is the first of hostPaths that exists, root after root: a
+// root's _default wins over a later root's host directory (hosts.go
+// HostDirFromRoot; image_pull.go hostDirFromRoots). "" when none does.
+func hostDir(fsys interface {
+	Stat(string) (fs.FileInfo, error)
+}, roots []string, host string) string {
+	for _, root := range roots {
+		for _, p := range hostPaths(root, host) {
+			if _, err := fsys.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// loadHostDir reads a host directory as containerd does on every pull
+// (hosts.go loadHostDir): hosts.toml's host entries in file order, then
+// its server (root: the registry itself when unset). A missing or empty
+// hosts.toml, or one that does not parse (bad TOML, an unknown
+// capability, a ca that is neither a string nor a list), falls back to
+// the directory's certificate files as Docker lays them out: *.crt are
+// CAs (loadCertFiles).
+func (s *ContainerdState) loadHostDir(dir string, root endpoint) []criHost {
+	fsys := s.m.Server().FS()
+	certFiles := func() []criHost {
+		h := criHost{endpoint: root, resolve: true, authHost: root.host}
+		entries, _ := fsys.ReadDir(dir)
+		for _, e := range entries {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".crt") {
+				h.cas = append(h.cas, path.Join(dir, e.Name()))
+			}
+		}
+		return []criHost{h}
+	}
+	data, err := fsys.ReadFile(path.Join(dir, "hosts.toml"))
+	if err != nil || len(data) == 0 {
+		return certFiles()
+	}
+	var hf hostsFile
+	if err := toml.Unmarshal(data, &hf); err != nil {
+		return certFiles()
+	}
+	var out []criHost
+	seen := map[string]bool{}
+	for _, m := range hostHeader.FindAllStringSubmatch(string(data), -1) {
+		key := m[1] + m[2]
+		e, ok := hf.Host[key]
+		if !ok || seen[key] {
+			continue
+		}
+		seen[key] = true
+		h, ok := makeCRIHost(dir, parseHostURL(key), e.Capabilities, e.CA, e.SkipVerify)
+		if !ok {
+			return certFiles()
+		}
+		out = append(out, h)
+	}
+	if hf.Server != "" {
+		root = parseHostURL(hf.Server)
+	}
+	h, ok := makeCRIHost(dir, root, hf.Capabilities, hf.CA, hf.SkipVerify)
+	if !ok {
+		return certFiles()
+	}
+	return append(out, h)
+}
+
 func legacyHost(e endpoint, configs map[string]legacyConf) criHost {
 	h := criHost{endpoint: e, resolve: true, authHost: e.host}
 	if lc, ok := configs[e.host]; ok {
@@ -451,15 +688,33 @@ func legacyHost(e endpoint, configs map[string]legacyConf) criHost {
 	return h
 }
 
-func makeCRIHost(dir string, e endpoint, caps []string, ca any, skip bool) criHost {
-	h := criHost{endpoint: e, resolve: caps == nil || slices.Contains(caps, "resolve"), skipVerify: skip, authHost: e.host}
+// makeCRIHost is one host of a hosts.toml; ok is false for settings
+// containerd refuses (hosts.go parseHostConfig): an unknown capability,
+// or a ca that is neither a string nor a list of strings. No
+// capabilities (unset or empty) means all of them.
+func makeCRIHost(dir string, e endpoint, caps []string, ca any, skip bool) (criHost, bool) {
+	h := criHost{endpoint: e, resolve: len(caps) == 0, skipVerify: skip, authHost: e.host}
+	for _, c := range caps {
+		switch strings.ToLower(c) {
+		case "resolve":
+			h.resolve = true
+		case "pull", "push":
+		default:
+			return criHost{}, false
+		}
+	}
+	switch ca.(type) {
+	case nil, string, []any:
+	default:
+		return criHost{}, false
+	}
 	for _, f := range asStrings(ca) {
 		if !path.IsAbs(f) {
 			f = path.Join(dir, f)
 		}
 		h.cas = append(h.cas, f)
 	}
-	return h
+	return h, true
 }
 
 // criPull pulls r as containerd's CRI plugin does for crictl or the
@@ -567,6 +822,7 @@ func ctrTool(_ context.Context, m *ubuntu.Machine, p *sshtest.Process) int {
 	}
 	switch f.args[0] {
 	case "version":
+		containerdVersion := containerdReleaseOf(m).String()
 		fmt.Fprintf(p.Stdout, "Client:\n  Version:  %s\n  Revision: \n  Go version: go1.21.1\n\n", containerdVersion)
 		if code := dialErr(); code != 0 {
 			return code
@@ -624,15 +880,34 @@ func ctrTool(_ context.Context, m *ubuntu.Machine, p *sshtest.Process) int {
 	return 1
 }
 
-// containerdVersionTool is /usr/bin/containerd: --version (and -v).
+// containerdCommits are the upstream commits of the releases the
+// catalog has (git rev-list -n1 vX.Y.Z in containerd/containerd).
+var containerdCommits = map[string]string{
+	"1.6.33": "d2d58213f83a351ca8f528a95fbd145f5654e957",
+	"1.7.12": "71909c1814c544ac47ab91d2e8b84718e517bb99",
+	"2.2.0":  "1c4457e00facac03ce1d75f7b6777a7a851e5c41",
+}
+
+// containerdVersionTool is /usr/bin/containerd: --version (and -v), as
+// each build prints it: Docker's containerd.io names itself and its
+// commit, Ubuntu's build has no commit (the line ends in a space),
+// Debian's prints its package version where the commit goes.
 func containerdVersionTool(_ context.Context, m *ubuntu.Machine, p *sshtest.Process) int {
 	if len(p.Args) == 2 && (p.Args[1] == "--version" || p.Args[1] == "-v") {
-		if m.Installed("containerd.io") {
-			fmt.Fprintf(p.Stdout, "containerd containerd.io %s 71909c1814c544ac47ab91d2e8b84718e517bb99\n", containerdVersion)
-			return 0
+		rel := containerdReleaseOf(m).String()
+		pkg := "github.com/containerd/containerd"
+		if strings.HasPrefix(rel, "2.") {
+			pkg += "/v2"
 		}
-		// Ubuntu's build has no commit: the line ends in a space.
-		fmt.Fprintf(p.Stdout, "containerd github.com/containerd/containerd %s \n", containerdVersion)
+		switch v := m.Version("containerd"); {
+		case m.Installed("containerd.io"):
+			fmt.Fprintf(p.Stdout, "containerd containerd.io %s %s\n", rel, containerdCommits[rel])
+		case strings.Contains(v, "~ds"):
+			upstream, _, _ := strings.Cut(v, "-")
+			fmt.Fprintf(p.Stdout, "containerd %s %s %s\n", pkg, upstream, v)
+		default:
+			fmt.Fprintf(p.Stdout, "containerd %s %s \n", pkg, rel)
+		}
 		return 0
 	}
 	fmt.Fprintf(p.Stderr, "containerd: %s: only --version is modelled by internal/sim/containers (the daemon runs as containerd.service)\n", strings.Join(p.Args[1:], " "))

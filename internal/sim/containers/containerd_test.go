@@ -49,7 +49,7 @@ func TestContainerdReadsHostsTomlOnceConfigPathIsLoaded(t *testing.T) {
 		t.Errorf("config_path loaded without a restart: %+v", c)
 	}
 	n.ok("systemctl restart containerd")
-	if c := containers.Containerd(n.Machine).Config(); c != (containers.ContainerdConfig{Exists: true, Version: 2, ConfigPath: "/etc/containerd/certs.d"}) {
+	if c := containers.Containerd(n.Machine).Config(); c != (containers.ContainerdConfig{Release: "1.7.12", Exists: true, Version: 2, ConfigPath: "/etc/containerd/certs.d"}) {
 		t.Errorf("loaded %+v", c)
 	}
 	if got := n.ok(pull); got != "Image is up to date for "+sampleID+"\n" {
@@ -253,5 +253,148 @@ func TestKubeletPullUsesItsConfigJSON(t *testing.T) {
 	pulls := r.Pulls()
 	if len(pulls) == 0 || pulls[len(pulls)-1] != (containers.PullRecord{Host: "worker", Runtime: "containerd", Image: "app:9"}) {
 		t.Errorf("pulls %+v", pulls)
+	}
+}
+
+// httpHostsToml is a hosts.toml that reaches a registry over HTTP.
+func httpHostsToml(server string) string {
+	return "server = \"http://" + server + "\"\n\n[host.\"http://" + server + "\"]\n  capabilities = [\"pull\", \"resolve\"]\n"
+}
+
+func TestContainerdReleasesReadAConfigPathListTheirOwnWay(t *testing.T) {
+	const list = "/etc/containerd/certs.d:/etc/docker/certs.d"
+	for _, tc := range []struct {
+		name, pkg, config string
+		literal           bool
+	}{
+		// 1.6 and 1.7 split config_path (pkg/cri/server/image_pull.go).
+		{"debian 1.6.20", "containerd=1.6.20~ds1-1+deb12u3", "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n  config_path = \"" + list + "\"\n", false},
+		{"ubuntu 1.7.12", "containerd", "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n  config_path = \"" + list + "\"\n", false},
+		// 2.2.0's default config_path is the list, and its transfer
+		// service pulls take it literally (containerd#12808).
+		{"2.2.0 default", "containerd.io=2.2.0-1", "version = 3\n", true},
+		// Legacy credentials make 2.2.0 pull locally, which splits.
+		{"2.2.0 local pull", "containerd.io=2.2.0-1", "version = 3\n[plugins.\"io.containerd.cri.v1.images\".registry.configs.\"192.168.0.10:5000\".auth]\n  username = \"u\"\n  password = \"p\"\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.containerd2 = true
+			registryVM(w, "192.168.0.10")
+			n := w.node("worker", "192.168.0.11", tc.pkg, "cri-tools")
+			n.write("/etc/crictl.yaml", "runtime-endpoint: unix:///run/containerd/containerd.sock\n")
+			n.write("/etc/containerd/config.toml", tc.config)
+			n.ok("systemctl restart containerd")
+			c := containers.Containerd(n.Machine).Config()
+			if c.ConfigPath != list || c.ConfigPathLiteral != tc.literal || c.CRIDisabled || c.CRIError != "" {
+				t.Fatalf("loaded %+v", c)
+			}
+			const pull = "crictl pull 192.168.0.10:5000/app:1"
+			// The literal directory: only a literal reader finds it.
+			n.write(list+"/192.168.0.10:5000/hosts.toml", httpHostsToml("192.168.0.10:5000"))
+			if tc.literal {
+				n.ok(pull)
+			} else {
+				n.fails(pull, 1, "http: server gave HTTP response to HTTPS client")
+			}
+			n.ok("rm -r '/etc/containerd/certs.d:'")
+			// The second root of the list: only a splitting reader.
+			n.write("/etc/docker/certs.d/192.168.0.10:5000/hosts.toml", httpHostsToml("192.168.0.10:5000"))
+			if tc.literal {
+				n.fails(pull, 1, "http: server gave HTTP response to HTTPS client")
+			} else {
+				n.ok(pull)
+			}
+			// The first root's _default hides the second root's host.
+			n.write("/etc/containerd/certs.d/_default/hosts.toml", "server = \"https://192.168.0.10:5000\"\n")
+			if !tc.literal {
+				n.fails(pull, 1, "http: server gave HTTP response to HTTPS client")
+			}
+		})
+	}
+}
+
+func TestContainerdHostDirectoryLookup(t *testing.T) {
+	w := newWorld(t)
+	registryVM(w, "192.168.0.10")
+	n := w.node("worker", "192.168.0.11", "containerd", "cri-tools")
+	n.write("/etc/crictl.yaml", "runtime-endpoint: unix:///run/containerd/containerd.sock\n")
+	n.write("/etc/containerd/config.toml", configPath)
+	n.ok("systemctl restart containerd")
+	const pull = "crictl pull 192.168.0.10:5000/app:1"
+	const dir = "/etc/containerd/certs.d/"
+
+	// _default applies to every registry without its own directory.
+	n.write(dir+"_default/hosts.toml", httpHostsToml("192.168.0.10:5000"))
+	n.ok(pull)
+	// host:port comes before _default...
+	n.write(dir+"192.168.0.10:5000/hosts.toml", "server = \"https://192.168.0.10:5000\"\n")
+	n.fails(pull, 1, "http: server gave HTTP response to HTTPS client")
+	// ...and host_port_ before host:port (hosts.go hostDirectory).
+	n.write(dir+"192.168.0.10_5000_/hosts.toml", httpHostsToml("192.168.0.10:5000"))
+	n.ok(pull)
+	n.ok("rm -r " + dir + "192.168.0.10_5000_ " + dir + "_default")
+
+	// capabilities = [] is every capability, resolve included.
+	n.write(dir+"192.168.0.10:5000/hosts.toml", "server = \"http://192.168.0.10:5000\"\ncapabilities = []\n")
+	n.ok(pull)
+	n.write(dir+"192.168.0.10:5000/hosts.toml", "server = \"http://192.168.0.10:5000\"\ncapabilities = [\"pull\"]\n")
+	n.fails(pull, 1, "no resolve hosts: not found")
+
+	// A hosts.toml containerd cannot parse falls back to the directory's
+	// certificate files: the registry over HTTPS with *.crt as CAs.
+	ca := containers.GenerateCA("test CA")
+	tlsReg := containers.NewRegistry(containers.RegistryOptions{TLS: true, CA: ca})
+	tlsReg.Push("app:1")
+	w.net.AddRegistry("192.168.0.20", 443, tlsReg)
+	const pullTLS = "crictl pull 192.168.0.20/app:1"
+	n.write(dir+"192.168.0.20/ca.crt", string(ca))
+	for _, broken := range []string{
+		"server = \"https://192.168.0.20\"\n[host.\"https://192.168.0.20\"]\n  ca = \"other.crt\"\n  capabilities = [\"fetch\"]\n",
+		"server = \"https://192.168.0.20\"\n[host.\"https://192.168.0.20\"]\n  ca = \"other.crt\"\n  capabilities = [\n",
+		"server = \"https://192.168.0.20\"\n[host.\"https://192.168.0.20\"]\n  ca = 5\n",
+		"",
+	} {
+		n.write(dir+"192.168.0.20/hosts.toml", broken)
+		n.ok(pullTLS)
+	}
+}
+
+func TestContainerdRefusesWhatItsReleaseRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name, pkg, config string
+		starts, cri       bool
+	}{
+		// containerd.io's file: version 1, CRI disabled by ID.
+		{"1.7 containerd.io", "containerd.io=1.7.12-1", "disabled_plugins = [\"cri\"]\n", true, false},
+		{"1.6 containerd.io", "containerd.io=1.6.33-1", "disabled_plugins = [\"cri\"]\n", true, false},
+		{"2.2 containerd.io", "containerd.io=2.2.0-1", "disabled_plugins = [\"cri\"]\n", true, false},
+		// A version 1 file disables by ID only: the URI disables nothing.
+		{"1.7 v1 by URI", "containerd", "disabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n", true, true},
+		// Version 2 wants URIs: "cri" stops containerd (ValidateV2).
+		{"1.7 v2 by ID", "containerd", "version = 2\ndisabled_plugins = [\"cri\"]\n", false, false},
+		{"1.6 v2 by ID", "containerd=1.6.20~ds1-1+deb12u3", "version = 2\ndisabled_plugins = [\"cri\"]\n", false, false},
+		{"2.2 v3 by ID", "containerd.io=2.2.0-1", "version = 3\ndisabled_plugins = [\"cri\"]\n", false, false},
+		{"1.7 v2 by URI", "containerd", "version = 2\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n", true, false},
+		{"2.2 v3 image plugin", "containerd.io=2.2.0-1", "version = 3\ndisabled_plugins = [\"io.containerd.cri.v1.images\"]\n", true, false},
+		// Plugin keys: a URI in 1.7; 1.6 only counts the dots.
+		{"1.7 v2 short key", "containerd", "version = 2\n[plugins.cri]\n  sandbox_image = \"x\"\n", false, false},
+		{"1.7 v2 foreign key", "containerd", "version = 2\n[plugins.\"org.example.x.v1\"]\n", false, false},
+		{"1.6 v2 foreign key", "containerd=1.6.20~ds1-1+deb12u3", "version = 2\n[plugins.\"org.example.x.v1\"]\n", true, true},
+		{"2.2 v4", "containerd.io=2.2.0-1", "version = 4\n", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.containerd2 = true
+			n := w.node("worker", "192.168.0.11", tc.pkg)
+			n.write("/etc/containerd/config.toml", tc.config)
+			if !tc.starts {
+				n.fails("systemctl restart containerd", 1, "Job for containerd.service failed")
+				return
+			}
+			n.ok("systemctl restart containerd")
+			if c := containers.Containerd(n.Machine).Config(); c.CRIDisabled == tc.cri {
+				t.Errorf("loaded %+v, want the CRI enabled: %v", c, tc.cri)
+			}
+		})
 	}
 }

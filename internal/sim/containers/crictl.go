@@ -32,7 +32,7 @@ func runtimeAt(m *ubuntu.Machine, ep string) (criRuntime, bool) {
 	case containerdSock:
 		s := containerdOf(m)
 		return criRuntime{
-			name: "containerd", version: "v" + containerdVersion, sock: containerdSock,
+			name: "containerd", version: "v" + containerdReleaseOf(m).String(), sock: containerdSock,
 			available: s.criAvailable, pull: s.criPull,
 			lock: func() (map[string]*localImage, map[string]string, func()) {
 				s.mu.Lock()

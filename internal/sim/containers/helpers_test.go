@@ -22,6 +22,8 @@ type world struct {
 	t   *testing.T
 	ctx context.Context
 	net *containers.StaticNetwork
+	// containerd2 adds containerd.io 2.x to the catalogs of new nodes.
+	containerd2 bool
 }
 
 func newWorld(t *testing.T) *world {
@@ -52,6 +54,9 @@ func (w *world) node(hostname, ip string, pkgs ...string) *node {
 	})
 	cat := ubuntu.DefaultCatalog()
 	containers.AddPackages(cat, w.net)
+	if w.containerd2 {
+		containers.AddContainerd2(cat)
+	}
 	m := ubuntu.Install(srv, ubuntu.Options{Catalog: cat, Packages: pkgs, UpdatedLists: true})
 	w.net.AddMachine(ip, m)
 	policy, err := remote.PinnedHostKey(string(ssh.MarshalAuthorizedKey(srv.HostKey())))

@@ -24,9 +24,13 @@ const (
 // and daemons bound to net (nil: a network with no other machine and
 // with Internet):
 //
-//   - containerd (Ubuntu archive, 1.7.12) and containerd.io (Docker's
-//     repository, 1.7.12, whose config.toml disables the CRI plugin):
-//     containerd.service, containerd --version, ctr;
+//   - containerd (Ubuntu archive, 1.7.12; and Debian 12's
+//     1.6.20~ds1-1+deb12u3, installed when asked for as
+//     containerd=1.6.20~ds1-1+deb12u3) and containerd.io (Docker's
+//     repository, 1.7.12 and 1.6.33-1, whose config.toml disables the CRI
+//     plugin): containerd.service, containerd --version, ctr, each
+//     behaving as its release does (see the package doc); containerd 2.x
+//     is [AddContainerd2]'s;
 //   - runc;
 //   - docker.io (Ubuntu archive, 24.0.7; dockerd in /usr/sbin) and
 //     docker-ce with docker-ce-cli (Docker's repository,
@@ -55,11 +59,11 @@ func AddPackages(c *ubuntu.Catalog, net Network) {
 		{Name: "containerd", Version: "1.7.12-0ubuntu2~22.04.1", Depends: []string{"runc"}, Description: "daemon to control runC",
 			Tools: map[string]ubuntu.Tool{"/usr/bin/containerd": containerdVersionTool, "/usr/bin/ctr": ctrTool},
 			Units: []ubuntu.Unit{containerdUnit}},
-		{Name: "containerd.io", Version: "1.7.12-1", Repo: DockerRepo, Description: "An open and reliable container runtime",
-			Files:    map[string]string{"/etc/containerd/config.toml": containerdIOConfig},
-			Tools:    map[string]ubuntu.Tool{"/usr/bin/containerd": containerdVersionTool, "/usr/bin/ctr": ctrTool},
-			Programs: map[string]sshtest.Program{"/usr/bin/runc": versionProgram("runc version 1.1.12\ncommit: v1.1.12-0-g51d5e94\nspec: 1.0.2-dev\ngo: go1.20.13\nlibseccomp: 2.5.4")},
-			Units:    []ubuntu.Unit{containerdUnit}},
+		{Name: "containerd", Version: "1.6.20~ds1-1+deb12u3", Depends: []string{"runc"}, Description: "open and reliable container runtime",
+			Tools: map[string]ubuntu.Tool{"/usr/bin/containerd": containerdVersionTool, "/usr/bin/ctr": ctrTool},
+			Units: []ubuntu.Unit{containerdUnit}},
+		containerdIO("1.7.12-1"),
+		containerdIO("1.6.33-1"),
 		{Name: "docker.io", Version: "24.0.7-0ubuntu2~22.04.1", Depends: []string{"containerd", "runc", "iptables"},
 			Description: "Linux container runtime",
 			Tools:       map[string]ubuntu.Tool{"/usr/bin/docker": dockerTool(net), "/usr/sbin/dockerd": dockerdTool},
@@ -87,6 +91,28 @@ func AddPackages(c *ubuntu.Catalog, net Network) {
 	} {
 		c.Add(p)
 	}
+}
+
+// containerdIO is Docker's containerd.io package of a version: the
+// same config.toml in every version (docker/containerd-packaging
+// common/containerd.toml: disabled_plugins = ["cri"], no version), and
+// its own runc.
+func containerdIO(version string) ubuntu.Package {
+	return ubuntu.Package{Name: "containerd.io", Version: version, Repo: DockerRepo, Description: "An open and reliable container runtime",
+		Files:    map[string]string{"/etc/containerd/config.toml": containerdIOConfig},
+		Tools:    map[string]ubuntu.Tool{"/usr/bin/containerd": containerdVersionTool, "/usr/bin/ctr": ctrTool},
+		Programs: map[string]sshtest.Program{"/usr/bin/runc": versionProgram("runc version 1.1.12\ncommit: v1.1.12-0-g51d5e94\nspec: 1.0.2-dev\ngo: go1.20.13\nlibseccomp: 2.5.4")},
+		Units:    []ubuntu.Unit{{Name: "containerd.service", File: containerdUnitFile, OnStart: containerdStart, OnStop: containerdStop}}}
+}
+
+// AddContainerd2 adds containerd.io 2.2.0-1 (containerd 2.2.0, Docker's
+// repository) to a catalog that [AddPackages] filled. It is not there by
+// default because apt-get installs the newest version: with it, every
+// docker-ce install would bring containerd 2, unlike the 2024 Ubuntu
+// 22.04 machines the catalog models. A test that wants containerd 2 adds
+// it and installs containerd.io, pinned or not.
+func AddContainerd2(c *ubuntu.Catalog) {
+	c.Add(containerdIO("2.2.0-1"))
 }
 
 // versionProgram answers --version (and -v, version) with text, and
