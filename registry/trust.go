@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -122,9 +124,14 @@ type trustState struct {
 	changes []string
 	// Planned before anything is written, so that a file mgmtkit refuses
 	// to touch stops the run before its first change.
-	daemonJSON       []byte // the merged daemon.json; nil when unchanged
-	containerdDir    string // where containerd reads hosts.toml files
+	daemonJSON []byte // the merged daemon.json; nil when unchanged
+	// containerdDirs are where containerd reads hosts.toml files (see
+	// containerdDirs).
+	containerdDirs   []string
 	containerdConfig []byte // config.toml with config_path; nil when unchanged
+	// containerdSkip is why containerd is left alone ("" when it is not):
+	// its CRI plugin is disabled, so the kubelet cannot use it.
+	containerdSkip string
 	// files are the root-owned files plan read with one command; a
 	// missing one is absent.
 	files map[string][]byte
@@ -134,6 +141,16 @@ type trustState struct {
 
 func (s *trustState) did(format string, args ...any) {
 	s.changes = append(s.changes, fmt.Sprintf(format, args...))
+}
+
+// result is what the run changed, followed by why it skipped what it
+// skipped.
+func (s *trustState) result() lcm.Result {
+	r := result(s.changes)
+	if s.containerdSkip != "" {
+		r.Detail = strings.Join(append(slices.Clone(s.changes), s.containerdSkip), "; ")
+	}
+	return r
 }
 
 // want asks for a root-owned file with content and mode.
@@ -245,6 +262,9 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 	if err := s.plan(ctx, rts, conns); err != nil {
 		return lcm.Unchanged, err
 	}
+	if s.containerdSkip != "" {
+		rts = slices.DeleteFunc(slices.Clone(rts), func(r Runtime) bool { return r == Containerd })
+	}
 	// Decide every file, write them together, then tell the daemons
 	// whose configuration changed, then log Docker in.
 	steps := []func([]Connection, map[string][]byte) error{s.hosts}
@@ -265,7 +285,7 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 	}
 	reloads := s.reloads(rts)
 	if err := s.write(ctx); err != nil {
-		return result(s.changes), err
+		return s.result(), err
 	}
 	// Every daemon is told, even after another failed.
 	for _, r := range reloads {
@@ -274,7 +294,7 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 	if err == nil && slices.Contains(rts, Docker) {
 		err = s.dockerLogin(ctx, conns)
 	}
-	return result(s.changes), err
+	return s.result(), err
 }
 
 // readCAs reads the CA files of the connections, by server.
@@ -388,9 +408,7 @@ func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection
 		}
 	}
 	if slices.Contains(rts, Containerd) {
-		var err error
-		s.containerdDir, s.containerdConfig, err = s.planContainerd(ctx)
-		return err
+		return s.planContainerd(ctx)
 	}
 	return nil
 }
@@ -445,24 +463,34 @@ func (s *trustState) containerd(conns []Connection, cas map[string][]byte) error
 	if s.containerdConfig != nil {
 		s.want(ContainerdConfig, s.containerdConfig, 0o644)
 	}
-	for _, c := range conns {
-		dir := path.Join(s.containerdDir, c.Server)
-		scheme := "https"
-		if c.Type() == HTTP {
-			scheme = "http"
+	for _, root := range s.containerdDirs {
+		for _, c := range conns {
+			if err := s.containerdHost(root, c, cas); err != nil {
+				return err
+			}
 		}
-		host := hostEntry{Capabilities: []string{"pull", "resolve"}}
-		if ca, ok := cas[c.Server]; ok {
-			host.CA = path.Join(dir, "ca.crt")
-			s.want(host.CA, ca, 0o644)
-		}
-		url := scheme + "://" + c.Server
-		b, err := toml.Marshal(hostsTOML{Server: url, Host: map[string]hostEntry{url: host}})
-		if err != nil {
-			return err
-		}
-		s.want(path.Join(dir, "hosts.toml"), append([]byte("# Managed by mgmtkit: how containerd reaches "+c.Server+".\n"), b...), 0o644)
 	}
+	return nil
+}
+
+// containerdHost writes a registry's hosts.toml (and CA) under root.
+func (s *trustState) containerdHost(root string, c Connection, cas map[string][]byte) error {
+	dir := path.Join(root, c.Server)
+	scheme := "https"
+	if c.Type() == HTTP {
+		scheme = "http"
+	}
+	host := hostEntry{Capabilities: []string{"pull", "resolve"}}
+	if ca, ok := cas[c.Server]; ok {
+		host.CA = path.Join(dir, "ca.crt")
+		s.want(host.CA, ca, 0o644)
+	}
+	url := scheme + "://" + c.Server
+	b, err := toml.Marshal(hostsTOML{Server: url, Host: map[string]hostEntry{url: host}})
+	if err != nil {
+		return err
+	}
+	s.want(path.Join(dir, "hosts.toml"), append([]byte("# Managed by mgmtkit: how containerd reaches "+c.Server+".\n"), b...), 0o644)
 	return nil
 }
 
@@ -476,64 +504,178 @@ type hostEntry struct {
 	CA           string   `toml:"ca,omitempty"`
 }
 
-// planContainerd returns the directory containerd reads hosts.toml files
-// from and, the first time, config.toml with config_path set there (nil
-// when it already names one, ours or whoever set containerd up).
-func (s *trustState) planContainerd(ctx context.Context) (string, []byte, error) {
+// criPluginNames are the names disabled_plugins can turn containerd's
+// CRI off by: its plugin ID, which a version 1 file uses ("cri", as
+// containerd.io ships it: docker/containerd-packaging
+// common/containerd.toml); its URI in versions 2 and 3; and containerd
+// 2's image and runtime plugins, without which the CRI service does not
+// load (containerd services/server/config V1DisabledFilter and
+// V2DisabledFilter; v2.2.0 cmd/containerd/server/config/config.go
+// v1MigratePluginName).
+var criPluginNames = []string{"cri", "io.containerd.grpc.v1.cri", "io.containerd.cri.v1.images", "io.containerd.cri.v1.runtime"}
+
+// planContainerd decides where containerd reads hosts.toml files and,
+// the first time, config.toml with config_path set there (nil when it
+// already names one, ours or whoever set containerd up). A containerd
+// whose CRI plugin is disabled is skipped with the reason: the kubelet
+// does not use it, and it reads no config_path.
+func (s *trustState) planContainerd(ctx context.Context) error {
 	old := s.files[ContainerdConfig]
+	exists := len(bytes.TrimSpace(old)) > 0
 	cfg := map[string]any{}
-	if len(bytes.TrimSpace(old)) > 0 {
+	if exists {
 		if err := toml.Unmarshal(old, &cfg); err != nil {
-			return "", nil, fmt.Errorf("%s is not valid TOML (%v): fix it by hand; mgmtkit will not overwrite it", ContainerdConfig, err)
+			return fmt.Errorf("%s is not valid TOML (%v): fix it by hand; mgmtkit will not overwrite it", ContainerdConfig, err)
 		}
 	}
-	version, err := configVersion(ctx, s.h, cfg, len(bytes.TrimSpace(old)) > 0)
-	if err != nil {
-		return "", nil, err
+	version, _ := cfg["version"].(int64)
+	disabled := disabledCRI(cfg)
+	if exists && version > 3 {
+		return fmt.Errorf("%s has version %d, which no containerd reads: fix it by hand", ContainerdConfig, version)
+	}
+	if exists && version >= 2 && slices.Contains(disabled, "cri") {
+		// containerd 1.6, 1.7 (ValidateV2) and 2.x (ValidateVersion)
+		// refuse to start on it.
+		return fmt.Errorf(`%s is a version %d config whose disabled_plugins names "cri", on which containerd does not start ("invalid disabled plugin URI \"cri\" expect io.containerd.x.vx"): name io.containerd.grpc.v1.cri instead, or remove it to use containerd for Kubernetes`, ContainerdConfig, version)
+	}
+	var release string
+	var major int
+	if !exists || version < 2 || len(disabled) > 0 {
+		var err error
+		if release, major, err = containerdRelease(ctx, s.h); err != nil {
+			return err
+		}
+	}
+	if len(disabled) > 0 {
+		s.containerdSkip = fmt.Sprintf("containerd %s skipped: %s disables its CRI plugin (disabled_plugins %q), so the kubelet cannot use it; %s",
+			release, ContainerdConfig, disabled, enableCRIHint(major))
+		return nil
+	}
+	if !exists {
+		version = 2
+		if major >= 2 {
+			version = 3
+		}
+	} else if version < 2 {
+		return fmt.Errorf("%s has no version (schema version 1), which mgmtkit does not edit: %s", ContainerdConfig, migrateHint(major))
 	}
 	plugin := "io.containerd.grpc.v1.cri"
 	if version == 3 {
 		plugin = "io.containerd.cri.v1.images"
 	}
 	reg := table(table(table(cfg, "plugins"), plugin), "registry")
-	for _, legacy := range []string{"mirrors", "configs"} {
-		if v, ok := reg[legacy]; ok && !isEmptyTable(v) {
-			return "", nil, fmt.Errorf("%s sets plugins.%q.registry.%s, the legacy registry settings that containerd refuses to combine with config_path: move them to hosts.toml files and remove them, then run again", ContainerdConfig, plugin, legacy)
-		}
+	if err := checkLegacyRegistry(reg, plugin, version); err != nil {
+		return err
 	}
 	if p, _ := reg["config_path"].(string); p != "" {
-		return p, nil, nil
+		var err error
+		s.containerdDirs, err = containerdDirs(p)
+		return err
 	}
 	reg["config_path"] = ContainerdCertsDir
-	cfg["version"] = int64(version)
+	cfg["version"] = version
 	b, err := toml.Marshal(cfg)
-	return ContainerdCertsDir, b, err
+	s.containerdDirs, s.containerdConfig = []string{ContainerdCertsDir}, b
+	return err
 }
 
-// configVersion returns the config.toml schema version: the file's, or
-// for a new file the one containerd's major version reads (3 for 2.x, 2
-// for 1.x).
-func configVersion(ctx context.Context, h remote.Host, cfg map[string]any, exists bool) (int, error) {
-	if v, ok := cfg["version"].(int64); ok && (v == 2 || v == 3) {
-		return int(v), nil
+// disabledCRI returns the names of the CRI plugins config.toml's
+// disabled_plugins lists.
+func disabledCRI(cfg map[string]any) []string {
+	list, _ := cfg["disabled_plugins"].([]any)
+	var out []string
+	for _, v := range list {
+		if name, ok := v.(string); ok && slices.Contains(criPluginNames, name) {
+			out = append(out, name)
+		}
 	}
-	if exists {
-		return 0, fmt.Errorf("%s has no version 2 or 3 (schema version 1 is not supported): run `containerd config migrate` first", ContainerdConfig)
+	return out
+}
+
+// enableCRIHint says how to give a containerd of a major version its CRI
+// back: `containerd config migrate` exists from containerd 2.0 only.
+func enableCRIHint(major int) string {
+	if major >= 2 {
+		return "to use it for Kubernetes, write a version 3 config (`containerd config migrate`, or `containerd config default`), remove the CRI plugins from disabled_plugins, restart containerd and run again"
 	}
+	return "to use it for Kubernetes, replace the file with the output of `containerd config default` (a version 2 config with the CRI enabled: containerd 1.x has no command that migrates a config), keep your own settings, restart containerd and run again"
+}
+
+// migrateHint says how to turn a versionless config.toml into one
+// mgmtkit edits, for a containerd of a major version.
+func migrateHint(major int) string {
+	if major >= 2 {
+		return "convert it with `containerd config migrate` (it prints a version 3 config), then run again"
+	}
+	return "containerd 1.x has no command that migrates it: add `version = 2` at its top and name the plugin tables by URI (plugins.cri becomes plugins.\"io.containerd.grpc.v1.cri\"), or start from `containerd config default`, then run again"
+}
+
+// checkLegacyRegistry refuses the legacy registry settings that containerd
+// refuses beside config_path, with its reason: registry.mirrors (1.6,
+// 1.7 and 2.x), and registry.configs.HOST.tls in a version 2 file
+// (containerd 1.6 and 1.7 pkg/cri/config/config.go
+// ValidatePluginConfig; 2.x's ValidateImageConfig has no TLS field left
+// to check, internal/cri/config/config.go). Credentials alone
+// (registry.configs.HOST.auth) are accepted and kept: the CRI still sends
+// them.
+func checkLegacyRegistry(reg map[string]any, plugin string, version int64) error {
+	if v, ok := reg["mirrors"]; ok && !isEmptyTable(v) {
+		return fmt.Errorf("%s sets plugins.%q.registry.mirrors, which containerd refuses beside config_path (\"`mirrors` cannot be set when `config_path` is provided\"): move them to hosts.toml files and remove them, then run again", ContainerdConfig, plugin)
+	}
+	if version != 2 {
+		return nil
+	}
+	configs, _ := reg["configs"].(map[string]any)
+	for _, host := range slices.Sorted(maps.Keys(configs)) {
+		if t, ok := configs[host].(map[string]any); ok && t["tls"] != nil {
+			return fmt.Errorf("%s sets plugins.%q.registry.configs.%q.tls, which containerd refuses beside config_path (\"`configs.tls` cannot be set when `config_path` is provided\"): move it to that registry's hosts.toml (ca, skip_verify) and remove it, then run again", ContainerdConfig, plugin, host)
+		}
+	}
+	return nil
+}
+
+// containerdDirs returns the directories mgmtkit writes a registry's
+// hosts.toml under for a config_path. containerd 1.6 and 1.7 split
+// config_path as a list (filepath.SplitList) and take the first
+// directory in which the registry's directory (or _default) exists
+// (pkg/cri/server/image_pull.go hostDirFromRoots); so does 2.x when it
+// pulls locally, while its transfer-service pulls take config_path as
+// one directory, ":" and all (containerd#12808, open as of 2.2.0, whose
+// `containerd config default` writes the list
+// "/etc/containerd/certs.d:/etc/docker/certs.d"). For a list, mgmtkit
+// therefore writes under its first directory, where a split lookup finds
+// the registry first, and under the whole list as one directory, where a
+// literal lookup finds it: the node pulls on 1.6, 1.7 and 2.x whichever
+// way #12808 is fixed, and config_path, someone else's setting, is left
+// as it is (rewriting it would restart containerd and drop the other
+// directories someone relies on).
+func containerdDirs(configPath string) ([]string, error) {
+	first, _, list := strings.Cut(configPath, ":")
+	if !path.IsAbs(first) {
+		return nil, fmt.Errorf("%s: config_path %q does not start with an absolute directory: fix it by hand", ContainerdConfig, configPath)
+	}
+	dirs := []string{path.Clean(first)}
+	if list {
+		dirs = append(dirs, path.Clean(configPath))
+	}
+	return dirs, nil
+}
+
+// containerdRelease returns the version `containerd --version` prints
+// and its major version.
+func containerdRelease(ctx context.Context, h remote.Host) (string, int, error) {
 	out, err := h.Run(ctx, remote.Cmd{Args: []string{"containerd", "--version"}, Idempotent: true})
 	if err != nil {
-		return 0, err
+		return "", 0, err
 	}
 	for _, f := range strings.Fields(string(out.Stdout)) {
 		f = strings.TrimPrefix(f, "v")
-		if strings.HasPrefix(f, "2.") {
-			return 3, nil
-		}
-		if strings.HasPrefix(f, "1.") {
-			return 2, nil
+		major, _, ok := strings.Cut(f, ".")
+		if n, err := strconv.Atoi(major); ok && err == nil && n >= 1 {
+			return f, n, nil
 		}
 	}
-	return 0, fmt.Errorf("cannot tell containerd's version from %q", strings.TrimSpace(string(out.Stdout)))
+	return "", 0, fmt.Errorf("cannot tell containerd's version from %q", strings.TrimSpace(string(out.Stdout)))
 }
 
 // table returns m[key] as a table, creating it.

@@ -19,10 +19,11 @@ import (
 // node is one cluster node with Docker and containerd, and a connection
 // to it.
 type node struct {
-	t    *testing.T
-	ctx  context.Context
-	host *sim.Host
-	ssh  *remote.SSHHost
+	t     *testing.T
+	ctx   context.Context
+	cloud *sim.Cloud
+	host  *sim.Host
+	ssh   *remote.SSHHost
 }
 
 func newNode(t *testing.T) *node {
@@ -33,9 +34,15 @@ func newNode(t *testing.T) *node {
 // newNodeWith is newNode with other packages than Docker's.
 func newNodeWith(t *testing.T, packages ...string) *node {
 	t.Helper()
+	return newNodeIn(t, sim.Options{}, packages...)
+}
+
+// newNodeIn is newNodeWith in a cloud made with opts.
+func newNodeIn(t *testing.T, opts sim.Options, packages ...string) *node {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	cloud := sim.Start(t, sim.Options{})
+	cloud := sim.Start(t, opts)
 	topo, err := sim.KubernetesCluster(sampleRequest(t, "instantiate_cir_k8s_cluster.json").AdditionalParams,
 		sim.ClusterShape{Masters: 1, Packages: packages})
 	if err != nil {
@@ -51,7 +58,7 @@ func newNodeWith(t *testing.T, packages ...string) *node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return &node{t: t, ctx: ctx, host: h, ssh: c}
+	return &node{t: t, ctx: ctx, cloud: cloud, host: h, ssh: c}
 }
 
 func (n *node) write(file, content string) {
