@@ -24,8 +24,9 @@
 // driver embeds it in its own parameter struct and calls [TrustNodes] (or
 // [ConfigureRegistryTrust] per host) on the nodes an operation created.
 // ConfigureRegistryTrust configures every runtime installed on the node
-// (Docker, containerd, CRI-O) for every connection at once; see its
-// documentation for the files it owns and merges.
+// (Docker, containerd, CRI-O) for every connection at once, except a
+// containerd whose CRI plugin is disabled, which it skips with the reason
+// in the result; see its documentation for the files it owns and merges.
 //
 // # Parameters
 //

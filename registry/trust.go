@@ -217,12 +217,24 @@ func (s *trustState) reloads(rts []Runtime) []daemonReload {
 //     only when the file changed), CAs in /etc/docker/certs.d/SERVER/ca.crt, and
 //     credentials through `docker login --password-stdin` (skipped when
 //     root's config.json already holds them);
-//   - containerd: config_path set once in config.toml (then a restart;
-//     the file is re-encoded that one time, so its comments go; refused
-//     when config.toml uses the legacy registry.mirrors or
-//     registry.configs, which cannot be mixed with it), and one
-//     certs.d/SERVER/hosts.toml per registry (http:// for HTTP, ca = for
-//     a CA), which containerd reads on each pull, so no restart;
+//   - containerd: config_path set once in config.toml when it has none
+//     (then a restart; the file is re-encoded that one time, so its
+//     comments go), and one certs.d/SERVER/hosts.toml per registry
+//     (http:// for HTTP, ca = for a CA), which containerd reads on each
+//     pull, so no restart. A config_path someone set is kept; when it
+//     lists directories ("/etc/containerd/certs.d:/etc/docker/certs.d",
+//     containerd 2's default), hosts.toml goes under its first directory,
+//     where containerd 1.6/1.7 (and 2.x's local pulls), which split it,
+//     look first, and under the whole list as one directory, where 2.x's
+//     transfer-service pulls look (containerd#12808): correct whichever
+//     way that is fixed. Refused, with containerd's own reason, is only
+//     what containerd refuses beside config_path: registry.mirrors, and
+//     registry.configs.HOST.tls in a version 2 file; credentials alone
+//     (configs.HOST.auth) are kept. A versionless (schema 1) file is
+//     refused with a hint for the containerd release found. A containerd
+//     whose CRI plugin is disabled (Docker CE's containerd.io ships
+//     disabled_plugins = ["cri"]) is skipped, with the reason and a hint
+//     in the result's Detail: the kubelet does not use it;
 //   - CRI-O: a registries.conf.d entry for HTTP registries (then
 //     `systemctl try-reload-or-restart crio`), CAs in
 //     /etc/containers/certs.d/SERVER;

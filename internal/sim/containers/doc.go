@@ -9,7 +9,8 @@
 // with the real tool's message and exit status.
 //
 // [AddPackages] adds the packages (docker.io, docker-ce, containerd,
-// containerd.io, runc, cri-tools, cri-o, and curl) to a catalog;
+// containerd.io, runc, cri-tools, cri-o, and curl) to a catalog
+// ([AddContainerd2] adds containerd.io 2.2.0);
 // internal/sim's Cloud does it for every host and is the Network. Tests
 // seed and inspect the world with [NewRegistry], [Registry.Push],
 // [RegistryAt], [Docker], [Containerd], [CRIO], [TakePort] and
@@ -51,21 +52,35 @@
 //     registry's filesystem layout (docker/registry/v2/...) in the host
 //     directory bound to /var/lib/registry, else in the image's anonymous
 //     volume, so pushed images survive the container when bound.
-//   - containerd 1.7.12 (containerd.service, no reload): config.toml loaded
-//     at start (schema versions 1 and 2; a version 3 file is read as
-//     version 2, so its io.containerd.cri.v1.images settings are ignored;
-//     TOML errors stop it),
-//     disabled_plugins, the CRI registry's config_path and the legacy
-//     registry.mirrors and registry.configs (tls, auth). config_path with
-//     mirrors or configs.tls makes the CRI plugin fail to load while
-//     containerd runs on, as containerd does (kubespray#9743): the CRI
-//     clients then get "unknown service". Pulls through the CRI read
-//     config_path/HOST[:PORT]/hosts.toml (or HOST_PORT_, then _default)
-//     at pull time: host entries in file order with capabilities, ca
-//     (relative to the directory) and skip_verify, then server (the
-//     registry itself when unset); a directory without hosts.toml gives
-//     its *.crt as CAs. Without config_path: legacy mirrors, then the
-//     registry, over HTTPS (HTTP for localhost).
+//   - containerd (containerd.service, no reload) as the installed
+//     release behaves: Ubuntu's 1.7.12, Debian 12's 1.6.20,
+//     containerd.io 1.6.33 and 1.7.12 (the default), and containerd.io
+//     2.2.0 when [AddContainerd2] put it in the catalog. config.toml is
+//     loaded at start and checked as that release checks it (TOML errors;
+//     in version 2, plugin names that are not URIs, "cri" among them,
+//     stop 1.6/1.7 and 2.x; 1.7.17+ refuses version 3, older 1.x read it
+//     as version 2 and ignore its io.containerd.cri.v1.images table; 2.x
+//     migrates versions 1 and 2). disabled_plugins turns the CRI off by
+//     ID in a version 1 file on 1.x, by URI otherwise (2.x also by its
+//     image and runtime plugins). The CRI registry's config_path (2.x:
+//     "/etc/containerd/certs.d:/etc/docker/certs.d" unless the file sets
+//     one) and the legacy registry.mirrors and registry.configs (tls in
+//     1.x only, auth). config_path with mirrors, or in 1.x with
+//     configs.tls, makes the CRI plugin fail to load while containerd
+//     runs on (kubespray#9743): the CRI clients then get "unknown
+//     service". Pulls through the CRI search config_path split into a
+//     list (1.x; 2.x pulling locally, as with use_local_image_pull or
+//     legacy registry settings) or whole as one directory (2.x's
+//     transfer-service pulls, containerd#12808; see
+//     [ContainerdConfig.ConfigPathRoots]); in each root HOST_PORT_, then
+//     HOST[:PORT], then _default, the first that exists winning. Its
+//     hosts.toml is read at pull time: host entries in file order with
+//     capabilities (none or [] meaning all), ca (relative to the
+//     directory) and skip_verify, then server (the registry itself when
+//     unset); a directory whose hosts.toml is missing, empty or broken
+//     (bad TOML, an unknown capability, a bad ca) gives its *.crt as
+//     CAs. Without config_path: legacy mirrors, then the registry, over
+//     HTTPS (HTTP for localhost).
 //   - crictl (1.26/1.28): pull [--creds|--auth], images [-q], inspecti,
 //     rmi, version; the endpoint from --runtime-endpoint/--image-endpoint,
 //     /etc/crictl.yaml, or the deprecated defaults with crictl's warning.
