@@ -130,6 +130,8 @@ type trustState struct {
 	files map[string][]byte
 	// writes are every file the run wants, written together at the end.
 	writes []remote.FileWrite
+	// book is what mgmtkit added on h, before and after this run.
+	book ledger
 }
 
 func (s *trustState) did(format string, args ...any) {
@@ -145,7 +147,7 @@ func (s *trustState) want(file string, content []byte, mode fs.FileMode) {
 func (s *trustState) write(ctx context.Context) error {
 	changed, err := remote.WriteFiles(ctx, s.h, s.writes)
 	for i, w := range s.writes {
-		if changed[i] && path.Dir(w.Path) != TrustPendingDir {
+		if changed[i] && path.Dir(w.Path) != TrustPendingDir && w.Path != TrustStateFile {
 			s.did("wrote %s", w.Path)
 		}
 	}
@@ -172,7 +174,7 @@ func (s *trustState) reloads(rts []Runtime) []daemonReload {
 			changed = slices.ContainsFunc(s.writes, func(w remote.FileWrite) bool {
 				cur, ok := s.files[w.Path]
 				return path.Dir(w.Path) == CRIORegistriesDir && (!ok || !bytes.Equal(cur, w.Content))
-			})
+			}) || s.staleCRIODropIn()
 		}
 		_, pending := s.files[r.pending()]
 		if changed && !pending {
@@ -227,9 +229,14 @@ func (s *trustState) reloads(rts []Runtime) []daemonReload {
 // one does not name keeps its files (the /etc/hosts block excepted, which
 // holds exactly the lines given).
 func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connection, opts TrustOptions) (lcm.Result, error) {
+	if err := refuseDuplicates(conns); err != nil {
+		return lcm.Unchanged, err
+	}
 	s := &trustState{h: h}
 	if len(conns) == 0 {
-		return lcm.Unchanged, nil
+		if nothing, err := nothingToUndo(ctx, h); nothing || err != nil {
+			return lcm.Unchanged, err
+		}
 	}
 	rts := opts.Runtimes
 	if rts == nil {
@@ -263,16 +270,26 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 			return lcm.Unchanged, err
 		}
 	}
+	if err := s.settle(rts, conns); err != nil {
+		return lcm.Unchanged, err
+	}
 	reloads := s.reloads(rts)
+	s.recordAdditions()
 	if err := s.write(ctx); err != nil {
 		return result(s.changes), err
 	}
+	// What mgmtkit added for registries no longer passed goes before the
+	// daemons are told, so that a reload covers it too.
+	err = s.removeStale(ctx)
 	// Every daemon is told, even after another failed.
 	for _, r := range reloads {
 		err = errors.Join(err, s.reload(ctx, r))
 	}
 	if err == nil && slices.Contains(rts, Docker) {
-		err = s.dockerLogin(ctx, conns)
+		err = errors.Join(s.dockerLogin(ctx, conns), s.dockerLogout(ctx))
+	}
+	if err == nil {
+		err = s.forget(ctx)
 	}
 	return result(s.changes), err
 }
@@ -324,7 +341,7 @@ func (s *trustState) hosts(conns []Connection, _ map[string][]byte) error {
 func (s *trustState) docker(conns []Connection, cas map[string][]byte) error {
 	for _, c := range conns {
 		if ca, ok := cas[c.Server]; ok {
-			s.want(path.Join(DockerCertsDir, c.Server, "ca.crt"), ca, 0o644)
+			s.own(path.Join(DockerCertsDir, c.Server, "ca.crt"), ca, 0o644)
 		}
 	}
 	if s.daemonJSON != nil {
@@ -348,18 +365,15 @@ func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection
 		creds = creds || c.Username != ""
 	}
 	// Every shared file this run may merge, in one command.
-	read := []string{HostsFile}
-	if slices.Contains(rts, Docker) && len(insecure) > 0 {
+	read := []string{HostsFile, TrustStateFile, KubeletAuthFile}
+	if slices.Contains(rts, Docker) {
 		read = append(read, DockerDaemonJSON)
 	}
 	if slices.Contains(rts, Containerd) {
 		read = append(read, ContainerdConfig)
 	}
-	if creds {
-		read = append(read, KubeletAuthFile)
-		if slices.Contains(rts, Docker) {
-			read = append(read, DockerAuthFile)
-		}
+	if creds && slices.Contains(rts, Docker) {
+		read = append(read, DockerAuthFile)
 	}
 	if slices.Contains(rts, CRIO) {
 		for _, c := range conns {
@@ -378,13 +392,12 @@ func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection
 		return err
 	}
 	s.files = files
-	if slices.Contains(rts, Docker) && len(insecure) > 0 {
-		merged, changed, err := mergeInsecure(s.files[DockerDaemonJSON], insecure)
-		if err != nil {
+	if err := s.readRecord(); err != nil {
+		return err
+	}
+	if slices.Contains(rts, Docker) {
+		if err := s.planInsecure(insecure); err != nil {
 			return err
-		}
-		if changed {
-			s.daemonJSON = merged
 		}
 	}
 	if slices.Contains(rts, Containerd) {
@@ -395,9 +408,9 @@ func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection
 	return nil
 }
 
-// mergeInsecure adds servers to daemon.json's insecure-registries,
-// keeping every other setting.
-func mergeInsecure(old []byte, servers []string) ([]byte, bool, error) {
+// mergeInsecure adds servers to daemon.json's insecure-registries and
+// takes the entries remove away, keeping every other setting.
+func mergeInsecure(old []byte, servers []string, remove ...string) ([]byte, bool, error) {
 	cfg := map[string]any{}
 	if len(bytes.TrimSpace(old)) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(old))
@@ -414,7 +427,7 @@ func mergeInsecure(old []byte, servers []string) ([]byte, bool, error) {
 	default:
 		return nil, false, fmt.Errorf("%s: insecure-registries is not a list", DockerDaemonJSON)
 	}
-	changed := false
+	list, changed := removeEntries(list, remove)
 	for _, srv := range servers {
 		if !slices.Contains(list, any(srv)) {
 			list = append(list, srv)
@@ -454,14 +467,14 @@ func (s *trustState) containerd(conns []Connection, cas map[string][]byte) error
 		host := hostEntry{Capabilities: []string{"pull", "resolve"}}
 		if ca, ok := cas[c.Server]; ok {
 			host.CA = path.Join(dir, "ca.crt")
-			s.want(host.CA, ca, 0o644)
+			s.own(host.CA, ca, 0o644)
 		}
 		url := scheme + "://" + c.Server
 		b, err := toml.Marshal(hostsTOML{Server: url, Host: map[string]hostEntry{url: host}})
 		if err != nil {
 			return err
 		}
-		s.want(path.Join(dir, "hosts.toml"), append([]byte("# Managed by mgmtkit: how containerd reaches "+c.Server+".\n"), b...), 0o644)
+		s.own(path.Join(dir, "hosts.toml"), append([]byte("# Managed by mgmtkit: how containerd reaches "+c.Server+".\n"), b...), 0o644)
 	}
 	return nil
 }
@@ -556,7 +569,7 @@ func isEmptyTable(v any) bool {
 func (s *trustState) crio(conns []Connection, cas map[string][]byte) error {
 	for _, c := range conns {
 		if ca, ok := cas[c.Server]; ok {
-			s.want(path.Join(CRIOCertsDir, c.Server, "ca.crt"), ca, 0o644)
+			s.own(path.Join(CRIOCertsDir, c.Server, "ca.crt"), ca, 0o644)
 		}
 		if c.Type() != HTTP {
 			continue
@@ -567,7 +580,7 @@ func (s *trustState) crio(conns []Connection, cas map[string][]byte) error {
 		if err != nil {
 			return err
 		}
-		s.want(crioRegistriesFile(c), append([]byte("# Managed by mgmtkit: "+c.Server+" over HTTP.\n"), b...), 0o644)
+		s.own(crioRegistriesFile(c), append([]byte("# Managed by mgmtkit: "+c.Server+" over HTTP.\n"), b...), 0o644)
 	}
 	return nil
 }
@@ -615,9 +628,17 @@ func hasAuth(auths map[string]json.RawMessage, c Connection) bool {
 }
 
 // kubeletAuth merges the connections' credentials into the kubelet's
-// config.json.
+// config.json and takes out the entries mgmtkit added for registries no
+// longer passed.
 func (s *trustState) kubeletAuth(conns []Connection, _ map[string][]byte) error {
-	if !slices.ContainsFunc(conns, func(c Connection) bool { return c.Username != "" }) {
+	var wanted []string
+	for _, c := range conns {
+		if c.Username != "" {
+			wanted = append(wanted, c.Server)
+		}
+	}
+	stale := minus(s.book.old.KubeletAuths, wanted)
+	if len(wanted) == 0 && len(stale) == 0 {
 		return nil
 	}
 	top, auths, err := parseAuthConfig(s.files[KubeletAuthFile], KubeletAuthFile)
@@ -625,13 +646,24 @@ func (s *trustState) kubeletAuth(conns []Connection, _ map[string][]byte) error 
 		return err
 	}
 	changed := false
+	var added []string
 	for _, c := range conns {
 		if c.Username == "" || hasAuth(auths, c) {
 			continue
 		}
+		if _, had := auths[c.Server]; !had {
+			added = append(added, c.Server)
+		}
 		auths[c.Server], _ = json.Marshal(authEntry{Auth: basicAuth(c)})
 		changed = true
 	}
+	for _, srv := range stale {
+		if _, ok := auths[srv]; ok {
+			delete(auths, srv)
+			changed = true
+		}
+	}
+	s.book.next.KubeletAuths = kept(s.book.old.KubeletAuths, wanted, added)
 	if !changed {
 		return nil
 	}
