@@ -338,3 +338,27 @@ func TestAnInterruptedRemovalConvergesOnTheNextRun(t *testing.T) {
 		})
 	}
 }
+
+// A commit that fails half-way (here: a file where containerd's
+// per-registry directory must go) has put Docker's CA in place; the state
+// written before it lets the next run take it away.
+func TestTheStateIsWrittenBeforeWhatItRecords(t *testing.T) {
+	w := newTrustWorld(t)
+	blocker := registry.ContainerdCertsDir + "/" + tlsServer
+	w.write(blocker, "not a directory\n")
+	if _, _, err := w.run(w.tlsConn()); err == nil {
+		t.Fatal("no error with a file in the way")
+	}
+	if !w.exists(registry.DockerCertsDir + "/" + tlsServer + "/ca.crt") {
+		t.Fatal("the commit did not get as far as Docker's CA: the test shows nothing")
+	}
+	if err := w.host.FS().Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := w.run(); err != nil {
+		t.Fatal(err)
+	}
+	if w.exists(registry.DockerCertsDir + "/" + tlsServer) {
+		t.Error("Docker's CA outlived the registry: the state did not record it")
+	}
+}
