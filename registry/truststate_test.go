@@ -362,3 +362,31 @@ func TestTheStateIsWrittenBeforeWhatItRecords(t *testing.T) {
 		t.Error("Docker's CA outlived the registry: the state did not record it")
 	}
 }
+
+func TestCRIOForgetsADroppedRegistry(t *testing.T) {
+	n := newNodeWith(t, "cri-o", "cri-tools")
+	loaded := func() bool {
+		return slices.ContainsFunc(containers.CRIO(n.host.Machine).Config().Registries, func(r containers.CRIORegistry) bool {
+			return r.Location == "10.0.0.5:5000"
+		})
+	}
+	if _, err := n.trust(httpConn("10.0.0.5:5000"), httpConn("10.0.0.6:5000")); err != nil || !loaded() {
+		t.Fatalf("configuring: %v, loaded %v", err, loaded())
+	}
+	reloads := n.host.Machine.Service("crio").Reloads + n.host.Machine.Service("crio").Restarts
+	if _, err := n.trust(httpConn("10.0.0.6:5000")); err != nil {
+		t.Fatal(err)
+	}
+	if loaded() {
+		t.Error("CRI-O still treats the dropped registry as insecure")
+	}
+	if n.host.FS().Exists(registry.CRIORegistriesDir + "/50-mgmtkit-10.0.0.5_5000.conf") {
+		t.Error("the drop-in is still there")
+	}
+	if got := n.host.Machine.Service("crio").Reloads + n.host.Machine.Service("crio").Restarts; got != reloads+1 {
+		t.Errorf("crio reloaded %d times, want once", got-reloads)
+	}
+	if res, err := n.trust(httpConn("10.0.0.6:5000")); err != nil || res.Changed {
+		t.Errorf("rerun: %+v, %v", res, err)
+	}
+}
