@@ -222,12 +222,27 @@ func (s *trustState) reloads(rts []Runtime) []daemonReload {
 // and the cir sample's two registries, 4 for a converged one. A daemon
 // whose file changed is told even when the run that changed the file
 // failed before telling it: the next run does (see [TrustPendingDir]).
-// Secrets
-// reach the host only on standard input and inside root-only files. A
-// second run changes nothing and reports so. Trust is
-// only ever added: a registry that an earlier call configured and this
-// one does not name keeps its files (the /etc/hosts block excepted, which
-// holds exactly the lines given).
+// Secrets reach the host only on standard input and inside root-only
+// files. A second run changes nothing and reports so.
+//
+// Trust is declarative: what mgmtkit manages on h ends equal to conns.
+// [TrustStateFile] records what mgmtkit added (read with the other files,
+// written with them, so a converged node still costs 4 commands), and a
+// registry an earlier call configured and this one does not name loses
+// it: its hosts.toml and ca.crt files (a per-registry directory goes only
+// when that empties it), Docker's certs.d CA, the daemon.json
+// insecure-registries entry and kubelet config.json auths entry mgmtkit
+// added, the CRI-O drop-in, and Docker's login (`docker logout`). What
+// someone else configured stays, even for a registry conns names. Each
+// daemon is told as for an addition (removing a hosts.toml or a certs.d
+// CA needs no reload). A removal costs one `rm` command, one `docker
+// logout` per login and two commands to write the state that forgets it,
+// which happens only once everything it forgets is gone; the state is
+// written before the files it records, so a run cut short anywhere
+// leaves the next run able to finish. With no connections the call takes
+// away everything mgmtkit added, and costs one command on a node it never
+// configured. Two connections naming one registry ([CanonicalServer]) are
+// refused before anything runs.
 func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connection, opts TrustOptions) (lcm.Result, error) {
 	if err := refuseDuplicates(conns); err != nil {
 		return lcm.Unchanged, err
