@@ -257,8 +257,9 @@ type Connection struct {
 	//
 	// Files and entries are written under Server exactly as given, not in
 	// [CanonicalServer] form: containerd (hostPaths in
-	// core/remotes/docker/config/config_unix.go), Docker (certs.d,
-	// insecure-registries) and CRI-O find a registry's settings by the
+	// core/remotes/docker/config/config_unix.go), Docker (certs.d:
+	// hostCertsDir in moby's registry/registry.go; insecure-registries)
+	// and CRI-O find a registry's settings by the
 	// host of the image reference, byte for byte, and image references
 	// keep the case they are written in. So spell Server as the images
 	// do: pods that pull "Registry.Example.com:5000/app" need
