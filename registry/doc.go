@@ -27,6 +27,11 @@
 // (Docker, containerd, CRI-O) for every connection at once, except a
 // containerd whose CRI plugin is disabled, which it skips with the reason
 // in the result; see its documentation for the files it owns and merges.
+// It is declarative: a root-only state file ([TrustStateFile]) remembers
+// what mgmtkit added, so a registry dropped from the parameters loses the
+// trust mgmtkit gave it and nothing that someone else configured. A heal
+// or scale that calls [TrustNodes] with the same parameters leaves
+// existing nodes unchanged.
 //
 // # Parameters
 //
@@ -41,7 +46,9 @@
 // certificate_path outside the package, missing, not a PEM certificate,
 // or on an HTTP connection; a hosts_string that is not exactly
 // "<IP> <FQDN>" (no zone, no trailing dot); two connections to one server
-// (names compared case-insensitively); more than [MaxConnections]
+// ([CanonicalServer]: names compared case-insensitively, IP addresses in
+// canonical form, so "[0:0::1]:5000" repeats "[::1]:5000"; "host" and
+// "host:443" differ); more than [MaxConnections]
 // connections; a server over 259 bytes, a username over 256, a
 // hosts_string over 300 and any other string over [lcm.DefaultMaxString];
 // an image_path missing from the package or not a valid `docker save`

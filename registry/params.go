@@ -139,17 +139,67 @@ type ClusterParams struct {
 // registries than this is a mistake in the request.
 const MaxConnections = 64
 
-// Validate rejects two connections to the same server (host names compared
-// case-insensitively, as DNS does).
+// Validate rejects two connections to the same server, compared in
+// [CanonicalServer] form.
 func (p *ClusterParams) Validate(v *lcm.Validator) {
+	for _, d := range duplicateServers(p.PrivateRegistryConnectionInfo) {
+		v.At("private_registry_connection_info").Index(d.i).At("server").Errorf("repeats private_registry_connection_info[%d].server %q", d.first, p.PrivateRegistryConnectionInfo[d.i].Server)
+	}
+}
+
+// duplicate is a connection (i) whose server repeats an earlier one's
+// (first) in canonical form.
+type duplicate struct{ i, first int }
+
+// duplicateServers returns every connection whose server repeats an
+// earlier one's in canonical form.
+func duplicateServers(conns []Connection) []duplicate {
+	var dups []duplicate
 	seen := map[string]int{}
-	for i, c := range p.PrivateRegistryConnectionInfo {
-		key := strings.ToLower(c.Server)
-		if j, dup := seen[key]; dup && c.Server != "" {
-			v.At("private_registry_connection_info").Index(i).At("server").Errorf("repeats private_registry_connection_info[%d].server %q", j, c.Server)
+	for i, c := range conns {
+		if c.Server == "" {
+			continue
+		}
+		key := CanonicalServer(c.Server)
+		if j, dup := seen[key]; dup {
+			dups = append(dups, duplicate{i, j})
+			continue
 		}
 		seen[key] = i
 	}
+	return dups
+}
+
+// CanonicalServer returns server (host[:port]) in the one spelling that
+// identifies its registry: a host name in lower case (DNS names are
+// case-insensitive, RFC 4343), an IP address as [netip.Addr.String]
+// writes it (so "[0:0::1]:5000" is "[::1]:5000"), the port as given.
+// "host" and "host:443" stay different: containerd looks their
+// directories up under different names (hostDirectory in
+// core/remotes/docker/config/hosts.go and hostPaths in config_unix.go:
+// "host_443_", then "host:443", then "_default") and Docker keys
+// insecure-registries and certs.d by the same string. A server that is
+// not host[:port] is returned in lower case.
+func CanonicalServer(server string) string {
+	host, port, err := net.SplitHostPort(server)
+	if err != nil {
+		host, port = server, ""
+		if inner, ok := strings.CutPrefix(server, "["); ok {
+			host = strings.TrimSuffix(inner, "]")
+		}
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		host = ip.String()
+		if ip.Is6() {
+			host = "[" + host + "]"
+		}
+	} else {
+		host = strings.ToLower(host)
+	}
+	if port == "" {
+		return host
+	}
+	return host + ":" + port
 }
 
 // ConnectionType is connection_type: how nodes talk to a registry.
@@ -204,6 +254,17 @@ type Connection struct {
 	// Server is server: the registry as image names start with it,
 	// host[:port] ("192.168.0.10:5000", "registry.example.com"); at most
 	// 259 bytes, a 253-byte DNS name and a port.
+	//
+	// Files and entries are written under Server exactly as given, not in
+	// [CanonicalServer] form: containerd (hostPaths in
+	// core/remotes/docker/config/config_unix.go), Docker (certs.d:
+	// hostCertsDir in moby's registry/registry.go; insecure-registries)
+	// and CRI-O find a registry's settings by the
+	// host of the image reference, byte for byte, and image references
+	// keep the case they are written in. So spell Server as the images
+	// do: pods that pull "Registry.Example.com:5000/app" need
+	// "Registry.Example.com:5000" here. Two connections whose servers
+	// are one registry in canonical form are refused.
 	Server string `json:"server" params:"required,max=259"`
 	// Username and Password log the nodes in to the registry; both or
 	// neither (there are no default credentials). Username is at most 256

@@ -343,3 +343,44 @@ func TestServersDifferingInCaseAreDuplicates(t *testing.T) {
 		t.Errorf("err = %v, want %q", err, want)
 	}
 }
+
+func TestServersInOtherSpellingsAreDuplicates(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"[::1]:5000", "[0:0::1]:5000"},
+		{"[fd00::A]:5000", "[fd00:0::a]:5000"},
+		{"[2001:db8::1]", "[2001:DB8:0:0:0:0:0:1]"},
+	} {
+		_, err := decodeCluster(t, `{"`+ClusterParamKey+`": {"private_registry_connection_info": [
+			{"connection_type": 0, "server": "`+pair[0]+`"}, {"connection_type": 1, "server": "`+pair[1]+`"}]}}`)
+		want := ClusterParamKey + `.private_registry_connection_info[1].server: repeats private_registry_connection_info[0].server`
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q and %q: err = %v, want %q", pair[0], pair[1], err, want)
+		}
+	}
+	// Different registries to containerd and Docker: not duplicates.
+	for _, pair := range [][2]string{
+		{"registry.example.com", "registry.example.com:443"},
+		{"10.0.0.1:5000", "[::ffff:10.0.0.1]:5000"},
+		{"r.example.com:5000", "r.example.com:5001"},
+	} {
+		if _, err := decodeCluster(t, `{"`+ClusterParamKey+`": {"private_registry_connection_info": [
+			{"connection_type": 0, "server": "`+pair[0]+`"}, {"connection_type": 1, "server": "`+pair[1]+`"}]}}`); err != nil {
+			t.Errorf("%q and %q: %v", pair[0], pair[1], err)
+		}
+	}
+}
+
+func TestCanonicalServer(t *testing.T) {
+	for in, want := range map[string]string{
+		"Registry.Example.com:5000": "registry.example.com:5000",
+		"registry.example.com":      "registry.example.com",
+		"[0:0::1]:5000":             "[::1]:5000",
+		"[FD00::0001]":              "[fd00::1]",
+		"10.0.0.5:5000":             "10.0.0.5:5000",
+		"[::ffff:10.0.0.5]:5000":    "[::ffff:10.0.0.5]:5000",
+	} {
+		if got := CanonicalServer(in); got != want {
+			t.Errorf("CanonicalServer(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -137,6 +137,8 @@ type trustState struct {
 	files map[string][]byte
 	// writes are every file the run wants, written together at the end.
 	writes []remote.FileWrite
+	// book is what mgmtkit added on h, before and after this run.
+	book ledger
 }
 
 func (s *trustState) did(format string, args ...any) {
@@ -162,7 +164,7 @@ func (s *trustState) want(file string, content []byte, mode fs.FileMode) {
 func (s *trustState) write(ctx context.Context) error {
 	changed, err := remote.WriteFiles(ctx, s.h, s.writes)
 	for i, w := range s.writes {
-		if changed[i] && path.Dir(w.Path) != TrustPendingDir {
+		if changed[i] && path.Dir(w.Path) != TrustPendingDir && w.Path != TrustStateFile {
 			s.did("wrote %s", w.Path)
 		}
 	}
@@ -189,7 +191,7 @@ func (s *trustState) reloads(rts []Runtime) []daemonReload {
 			changed = slices.ContainsFunc(s.writes, func(w remote.FileWrite) bool {
 				cur, ok := s.files[w.Path]
 				return path.Dir(w.Path) == CRIORegistriesDir && (!ok || !bytes.Equal(cur, w.Content))
-			})
+			}) || s.staleCRIODropIn()
 		}
 		_, pending := s.files[r.pending()]
 		if changed && !pending {
@@ -249,16 +251,36 @@ func (s *trustState) reloads(rts []Runtime) []daemonReload {
 // and the cir sample's two registries, 4 for a converged one. A daemon
 // whose file changed is told even when the run that changed the file
 // failed before telling it: the next run does (see [TrustPendingDir]).
-// Secrets
-// reach the host only on standard input and inside root-only files. A
-// second run changes nothing and reports so. Trust is
-// only ever added: a registry that an earlier call configured and this
-// one does not name keeps its files (the /etc/hosts block excepted, which
-// holds exactly the lines given).
+// Secrets reach the host only on standard input and inside root-only
+// files. A second run changes nothing and reports so.
+//
+// Trust is declarative: what mgmtkit manages on h ends equal to conns.
+// [TrustStateFile] records what mgmtkit added (read with the other files,
+// written with them, so a converged node still costs 4 commands), and a
+// registry an earlier call configured and this one does not name loses
+// it: its hosts.toml and ca.crt files (a per-registry directory goes only
+// when that empties it), Docker's certs.d CA, the daemon.json
+// insecure-registries entry and kubelet config.json auths entry mgmtkit
+// added, the CRI-O drop-in, and Docker's login (`docker logout`). What
+// someone else configured stays, even for a registry conns names. Each
+// daemon is told as for an addition (removing a hosts.toml or a certs.d
+// CA needs no reload). A removal costs one `rm` command, one `docker
+// logout` per login and two commands to write the state that forgets it,
+// which happens only once everything it forgets is gone; the state is
+// written before the files it records, so a run cut short anywhere
+// leaves the next run able to finish. With no connections the call takes
+// away everything mgmtkit added, and costs one command on a node it never
+// configured. Two connections naming one registry ([CanonicalServer]) are
+// refused before anything runs.
 func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connection, opts TrustOptions) (lcm.Result, error) {
+	if err := refuseDuplicates(conns); err != nil {
+		return lcm.Unchanged, err
+	}
 	s := &trustState{h: h}
 	if len(conns) == 0 {
-		return lcm.Unchanged, nil
+		if nothing, err := nothingToUndo(ctx, h); nothing || err != nil {
+			return lcm.Unchanged, err
+		}
 	}
 	rts := opts.Runtimes
 	if rts == nil {
@@ -295,16 +317,26 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 			return lcm.Unchanged, err
 		}
 	}
+	if err := s.settle(rts, conns); err != nil {
+		return lcm.Unchanged, err
+	}
 	reloads := s.reloads(rts)
+	s.recordAdditions()
 	if err := s.write(ctx); err != nil {
 		return s.result(), err
 	}
+	// What mgmtkit added for registries no longer passed goes before the
+	// daemons are told, so that a reload covers it too.
+	err = s.removeStale(ctx)
 	// Every daemon is told, even after another failed.
 	for _, r := range reloads {
 		err = errors.Join(err, s.reload(ctx, r))
 	}
 	if err == nil && slices.Contains(rts, Docker) {
-		err = s.dockerLogin(ctx, conns)
+		err = errors.Join(s.dockerLogin(ctx, conns), s.dockerLogout(ctx))
+	}
+	if err == nil {
+		err = s.forget(ctx)
 	}
 	return s.result(), err
 }
@@ -356,7 +388,7 @@ func (s *trustState) hosts(conns []Connection, _ map[string][]byte) error {
 func (s *trustState) docker(conns []Connection, cas map[string][]byte) error {
 	for _, c := range conns {
 		if ca, ok := cas[c.Server]; ok {
-			s.want(path.Join(DockerCertsDir, c.Server, "ca.crt"), ca, 0o644)
+			s.own(path.Join(DockerCertsDir, c.Server, "ca.crt"), ca, 0o644)
 		}
 	}
 	if s.daemonJSON != nil {
@@ -380,18 +412,15 @@ func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection
 		creds = creds || c.Username != ""
 	}
 	// Every shared file this run may merge, in one command.
-	read := []string{HostsFile}
-	if slices.Contains(rts, Docker) && len(insecure) > 0 {
+	read := []string{HostsFile, TrustStateFile, KubeletAuthFile}
+	if slices.Contains(rts, Docker) {
 		read = append(read, DockerDaemonJSON)
 	}
 	if slices.Contains(rts, Containerd) {
 		read = append(read, ContainerdConfig)
 	}
-	if creds {
-		read = append(read, KubeletAuthFile)
-		if slices.Contains(rts, Docker) {
-			read = append(read, DockerAuthFile)
-		}
+	if creds && slices.Contains(rts, Docker) {
+		read = append(read, DockerAuthFile)
 	}
 	if slices.Contains(rts, CRIO) {
 		for _, c := range conns {
@@ -410,13 +439,12 @@ func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection
 		return err
 	}
 	s.files = files
-	if slices.Contains(rts, Docker) && len(insecure) > 0 {
-		merged, changed, err := mergeInsecure(s.files[DockerDaemonJSON], insecure)
-		if err != nil {
+	if err := s.readRecord(); err != nil {
+		return err
+	}
+	if slices.Contains(rts, Docker) {
+		if err := s.planInsecure(insecure); err != nil {
 			return err
-		}
-		if changed {
-			s.daemonJSON = merged
 		}
 	}
 	if slices.Contains(rts, Containerd) {
@@ -425,9 +453,9 @@ func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection
 	return nil
 }
 
-// mergeInsecure adds servers to daemon.json's insecure-registries,
-// keeping every other setting.
-func mergeInsecure(old []byte, servers []string) ([]byte, bool, error) {
+// mergeInsecure adds servers to daemon.json's insecure-registries and
+// takes the entries remove away, keeping every other setting.
+func mergeInsecure(old []byte, servers []string, remove ...string) ([]byte, bool, error) {
 	cfg := map[string]any{}
 	if len(bytes.TrimSpace(old)) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(old))
@@ -444,7 +472,7 @@ func mergeInsecure(old []byte, servers []string) ([]byte, bool, error) {
 	default:
 		return nil, false, fmt.Errorf("%s: insecure-registries is not a list", DockerDaemonJSON)
 	}
-	changed := false
+	list, changed := removeEntries(list, remove)
 	for _, srv := range servers {
 		if !slices.Contains(list, any(srv)) {
 			list = append(list, srv)
@@ -495,14 +523,14 @@ func (s *trustState) containerdHost(root string, c Connection, cas map[string][]
 	host := hostEntry{Capabilities: []string{"pull", "resolve"}}
 	if ca, ok := cas[c.Server]; ok {
 		host.CA = path.Join(dir, "ca.crt")
-		s.want(host.CA, ca, 0o644)
+		s.own(host.CA, ca, 0o644)
 	}
 	url := scheme + "://" + c.Server
 	b, err := toml.Marshal(hostsTOML{Server: url, Host: map[string]hostEntry{url: host}})
 	if err != nil {
 		return err
 	}
-	s.want(path.Join(dir, "hosts.toml"), append([]byte("# Managed by mgmtkit: how containerd reaches "+c.Server+".\n"), b...), 0o644)
+	s.own(path.Join(dir, "hosts.toml"), append([]byte("# Managed by mgmtkit: how containerd reaches "+c.Server+".\n"), b...), 0o644)
 	return nil
 }
 
@@ -710,7 +738,7 @@ func isEmptyTable(v any) bool {
 func (s *trustState) crio(conns []Connection, cas map[string][]byte) error {
 	for _, c := range conns {
 		if ca, ok := cas[c.Server]; ok {
-			s.want(path.Join(CRIOCertsDir, c.Server, "ca.crt"), ca, 0o644)
+			s.own(path.Join(CRIOCertsDir, c.Server, "ca.crt"), ca, 0o644)
 		}
 		if c.Type() != HTTP {
 			continue
@@ -721,7 +749,7 @@ func (s *trustState) crio(conns []Connection, cas map[string][]byte) error {
 		if err != nil {
 			return err
 		}
-		s.want(crioRegistriesFile(c), append([]byte("# Managed by mgmtkit: "+c.Server+" over HTTP.\n"), b...), 0o644)
+		s.own(crioRegistriesFile(c), append([]byte("# Managed by mgmtkit: "+c.Server+" over HTTP.\n"), b...), 0o644)
 	}
 	return nil
 }
@@ -769,9 +797,17 @@ func hasAuth(auths map[string]json.RawMessage, c Connection) bool {
 }
 
 // kubeletAuth merges the connections' credentials into the kubelet's
-// config.json.
+// config.json and takes out the entries mgmtkit added for registries no
+// longer passed.
 func (s *trustState) kubeletAuth(conns []Connection, _ map[string][]byte) error {
-	if !slices.ContainsFunc(conns, func(c Connection) bool { return c.Username != "" }) {
+	var wanted []string
+	for _, c := range conns {
+		if c.Username != "" {
+			wanted = append(wanted, c.Server)
+		}
+	}
+	stale := minus(s.book.old.KubeletAuths, wanted)
+	if len(wanted) == 0 && len(stale) == 0 {
 		return nil
 	}
 	top, auths, err := parseAuthConfig(s.files[KubeletAuthFile], KubeletAuthFile)
@@ -779,13 +815,24 @@ func (s *trustState) kubeletAuth(conns []Connection, _ map[string][]byte) error 
 		return err
 	}
 	changed := false
+	var added []string
 	for _, c := range conns {
 		if c.Username == "" || hasAuth(auths, c) {
 			continue
 		}
+		if _, had := auths[c.Server]; !had {
+			added = append(added, c.Server)
+		}
 		auths[c.Server], _ = json.Marshal(authEntry{Auth: basicAuth(c)})
 		changed = true
 	}
+	for _, srv := range stale {
+		if _, ok := auths[srv]; ok {
+			delete(auths, srv)
+			changed = true
+		}
+	}
+	s.book.next.KubeletAuths = kept(s.book.old.KubeletAuths, wanted, added)
 	if !changed {
 		return nil
 	}
