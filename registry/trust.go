@@ -72,16 +72,26 @@ func (r daemonReload) pending() string { return path.Join(TrustPendingDir, r.uni
 // to.
 const reloadScript = `systemctl "$1" "$2" && rm -f -- "$3"`
 
-// detectScript lists the runtimes whose daemons are installed.
+// detectScript lists the runtimes whose daemons are installed. It looks
+// in root's PATH (sshd's superuser path, sudo's secure_path) before the
+// login user's own: a login user's PATH is no guide to what is installed.
+// On Debian it is OpenSSH's default user path
+// /usr/local/bin:/usr/bin:/bin:/usr/games (Debian's openssh is built
+// --with-default-path so, and Debian's /etc/environment, which pam_env
+// reads, sets none), without /usr/sbin, where Debian's docker.io installs
+// dockerd; a non-interactive `ssh host cmd` reads no /etc/profile.
 var detectScript = remote.MustParseScript("detect-runtimes", `
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin${PATH:+:$PATH}
 for daemon in dockerd containerd crio; do
 	if command -v "$daemon" >/dev/null 2>&1; then echo "$daemon"; fi
 done
 `)
 
 // DetectRuntimes returns the container runtimes installed on h, by their
-// daemons' programs (dockerd, containerd, crio). Docker's own containerd
-// counts as containerd: the kubelet may use it.
+// daemons' programs (dockerd, containerd, crio), looked for in the
+// standard bin and sbin directories and then on the login user's PATH,
+// so that /usr/sbin/dockerd is found whoever logs in. Docker's own
+// containerd counts as containerd: the kubelet may use it.
 func DetectRuntimes(ctx context.Context, h remote.Host) ([]Runtime, error) {
 	cmd, err := detectScript.Cmd(nil)
 	if err != nil {

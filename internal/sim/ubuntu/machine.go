@@ -33,6 +33,10 @@ type Options struct {
 	// fresh Ubuntu cloud image: apt-get install finds nothing that is not
 	// installed until apt-get update has run.
 	UpdatedLists bool
+	// LoginPath is the PATH flavour of SSH sessions of users other than
+	// root: [UbuntuLoginPath] (the default, with the sbin directories) or
+	// [DebianLoginPath] (without them).
+	LoginPath LoginPath
 }
 
 // Machine is a simulated Ubuntu 22.04 VM: the state behind the fake
@@ -101,6 +105,11 @@ func Install(srv *sshtest.Server, opts Options) *Machine {
 	default:
 		panic(fmt.Sprintf("ubuntu: architecture %q is not modelled (amd64 or arm64)", opts.Arch))
 	}
+	switch opts.LoginPath {
+	case "", UbuntuLoginPath, DebianLoginPath:
+	default:
+		panic(fmt.Sprintf("ubuntu: login PATH flavour %q is not modelled (ubuntu or debian)", opts.LoginPath))
+	}
 	m := &Machine{
 		srv:       srv,
 		catalog:   opts.Catalog,
@@ -118,6 +127,9 @@ func Install(srv *sshtest.Server, opts Options) *Machine {
 	m.dpkgLock <- struct{}{}
 	if err := m.writeImage(); err != nil {
 		panic("ubuntu: " + err.Error())
+	}
+	if err := m.SetLoginPath(opts.LoginPath); err != nil {
+		panic(err.Error())
 	}
 	if m.arch != "amd64" {
 		// sshtest's uname answers x86_64.
