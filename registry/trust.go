@@ -30,15 +30,18 @@ const (
 
 // Paths ConfigureRegistryTrust writes.
 const (
-	DockerDaemonJSON     = "/etc/docker/daemon.json"
-	DockerCertsDir       = "/etc/docker/certs.d"
-	DockerAuthFile       = "/root/.docker/config.json"
-	ContainerdConfig     = "/etc/containerd/config.toml"
-	ContainerdCertsDir   = "/etc/containerd/certs.d"
-	CRIORegistriesDir    = "/etc/containers/registries.conf.d"
-	CRIOCertsDir         = "/etc/containers/certs.d"
-	KubeletAuthFile      = "/var/lib/kubelet/config.json"
-	HostsFile            = "/etc/hosts"
+	DockerDaemonJSON   = "/etc/docker/daemon.json"
+	DockerCertsDir     = "/etc/docker/certs.d"
+	DockerAuthFile     = "/root/.docker/config.json"
+	ContainerdConfig   = "/etc/containerd/config.toml"
+	ContainerdCertsDir = "/etc/containerd/certs.d"
+	CRIORegistriesDir  = "/etc/containers/registries.conf.d"
+	CRIOCertsDir       = "/etc/containers/certs.d"
+	KubeletAuthFile    = "/var/lib/kubelet/config.json"
+	HostsFile          = "/etc/hosts"
+	// HostsTemplate is cloud-init's template for /etc/hosts on Debian and
+	// Ubuntu (osfamily debian); see [ConfigureRegistryTrust].
+	HostsTemplate        = "/etc/cloud/templates/hosts.debian.tmpl"
 	HostsBlock           = "private-registries"
 	criORegistriesPrefix = "50-mgmtkit-"
 	// TrustPendingDir holds one file per daemon (docker, containerd,
@@ -310,7 +313,8 @@ func readCAs(conns []Connection, pkg *lcm.Package) (map[string][]byte, error) {
 }
 
 // hosts puts the hosts_string lines into their managed block of
-// /etc/hosts, keeping the file's mode and owner.
+// /etc/hosts and, when cloud-init's template exists, of [HostsTemplate]
+// too, keeping each file's mode and owner.
 func (s *trustState) hosts(conns []Connection, _ map[string][]byte) error {
 	var lines []string
 	for _, c := range conns {
@@ -318,15 +322,26 @@ func (s *trustState) hosts(conns []Connection, _ map[string][]byte) error {
 			lines = append(lines, l)
 		}
 	}
-	current, exists := s.files[HostsFile]
-	if !exists && len(lines) == 0 {
+	if err := s.hostsBlock(HostsFile, lines, len(lines) > 0); err != nil {
+		return err
+	}
+	return s.hostsBlock(HostsTemplate, lines, false)
+}
+
+// hostsBlock makes the managed block of a hosts file hold lines; a
+// missing file is created only when create is set. The template's first
+// line ("## template:jinja") stays first: the block goes at the end, and
+// hosts lines hold nothing Jinja would interpret (an address and a name).
+func (s *trustState) hostsBlock(file string, lines []string, create bool) error {
+	current, exists := s.files[file]
+	if !exists && !create {
 		return nil
 	}
 	content, err := remote.ReplaceBlock(current, HostsBlock, lines)
 	if err != nil {
-		return fmt.Errorf("%s: %w", HostsFile, err)
+		return fmt.Errorf("%s: %w", file, err)
 	}
-	s.writes = append(s.writes, remote.FileWrite{Path: HostsFile, Content: content, Options: remote.FileOptions{Sudo: true}})
+	s.writes = append(s.writes, remote.FileWrite{Path: file, Content: content, Options: remote.FileOptions{Sudo: true}})
 	return nil
 }
 
@@ -358,7 +373,7 @@ func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection
 		creds = creds || c.Username != ""
 	}
 	// Every shared file this run may merge, in one command.
-	read := []string{HostsFile}
+	read := []string{HostsFile, HostsTemplate}
 	if slices.Contains(rts, Docker) && len(insecure) > 0 {
 		read = append(read, DockerDaemonJSON)
 	}

@@ -79,3 +79,48 @@ func TestDockerIsDetectedWhereTheLoginPATHLacksSbin(t *testing.T) {
 		t.Errorf("second run: %+v, %v", res, err)
 	}
 }
+
+func TestRegistryNamesSurviveCloudInitAtReboot(t *testing.T) {
+	for _, manage := range []ubuntu.ManageEtcHosts{ubuntu.ManageEtcHostsTrue, ubuntu.ManageEtcHostsLocalhost, ubuntu.ManageEtcHostsFalse} {
+		t.Run(string(manage), func(t *testing.T) {
+			opts := sim.Options{Setup: func(h *sim.Host) error {
+				if manage == ubuntu.ManageEtcHostsTrue {
+					return nil // the image's own setting
+				}
+				return h.FS().WriteFile(ubuntu.CloudConfigFile, []byte("#cloud-config\nmanage_etc_hosts: "+manage+"\n"), 0o600)
+			}}
+			n, cloud, conn := newNodeIn(t, opts, "docker.io", "cri-tools")
+			tmpl, _ := n.host.FS().ReadFile(registry.HostsTemplate)
+			if _, err := n.trust(conn); err != nil {
+				t.Fatal(err)
+			}
+			if err := n.host.Machine.Reboot(); err != nil {
+				t.Fatal(err)
+			}
+			img := conn.Server + "/app:1"
+			if d, k := n.pulls(cloud, img); d != nil || k != nil {
+				hosts, _ := n.host.FS().ReadFile(registry.HostsFile)
+				t.Errorf("after a reboot: docker pull: %v; kubelet pull: %v\n/etc/hosts:\n%s", d, k, hosts)
+			}
+			// The template still renders: its header is first, the block
+			// last, and the rest as it was.
+			now, _ := n.host.FS().ReadFile(registry.HostsTemplate)
+			if !strings.HasPrefix(string(now), string(tmpl)) || !strings.HasSuffix(string(now), "# BEGIN mgmtkit private-registries\n"+conn.HostsString+"\n# END mgmtkit private-registries\n") {
+				t.Errorf("template:\n%s", now)
+			}
+			if res, err := n.trust(conn); err != nil || res.Changed {
+				t.Errorf("after the reboot, a second run: %+v, %v", res, err)
+			}
+			// Without the hosts line, the block goes from both files.
+			conn.HostsString = ""
+			if _, err := n.trust(conn); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{registry.HostsFile, registry.HostsTemplate} {
+				if b, _ := n.host.FS().ReadFile(f); strings.Contains(string(b), "registry.example.net") {
+					t.Errorf("%s keeps the name:\n%s", f, b)
+				}
+			}
+		})
+	}
+}

@@ -37,6 +37,11 @@ type Options struct {
 	// root: [UbuntuLoginPath] (the default, with the sbin directories) or
 	// [DebianLoginPath] (without them).
 	LoginPath LoginPath
+	// ManageEtcHosts is cloud-init's manage_etc_hosts, as the instance's
+	// user-data sets it ([CloudConfigFile]): [ManageEtcHostsTrue] by
+	// default, so that /etc/hosts is rendered from [HostsTemplate] at
+	// every [Machine.Reboot].
+	ManageEtcHosts ManageEtcHosts
 }
 
 // Machine is a simulated Ubuntu 22.04 VM: the state behind the fake
@@ -110,6 +115,11 @@ func Install(srv *sshtest.Server, opts Options) *Machine {
 	default:
 		panic(fmt.Sprintf("ubuntu: login PATH flavour %q is not modelled (ubuntu or debian)", opts.LoginPath))
 	}
+	switch opts.ManageEtcHosts {
+	case "", ManageEtcHostsTrue, ManageEtcHostsLocalhost, ManageEtcHostsFalse:
+	default:
+		panic(fmt.Sprintf("ubuntu: manage_etc_hosts %q is not modelled (true, localhost or false)", opts.ManageEtcHosts))
+	}
 	m := &Machine{
 		srv:       srv,
 		catalog:   opts.Catalog,
@@ -125,7 +135,7 @@ func Install(srv *sshtest.Server, opts Options) *Machine {
 		rootParts: newRootParts(),
 	}
 	m.dpkgLock <- struct{}{}
-	if err := m.writeImage(); err != nil {
+	if err := m.writeImage(opts.ManageEtcHosts); err != nil {
 		panic("ubuntu: " + err.Error())
 	}
 	if err := m.SetLoginPath(opts.LoginPath); err != nil {
