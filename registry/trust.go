@@ -30,18 +30,15 @@ const (
 
 // Paths ConfigureRegistryTrust writes.
 const (
-	DockerDaemonJSON   = "/etc/docker/daemon.json"
-	DockerCertsDir     = "/etc/docker/certs.d"
-	DockerAuthFile     = "/root/.docker/config.json"
-	ContainerdConfig   = "/etc/containerd/config.toml"
-	ContainerdCertsDir = "/etc/containerd/certs.d"
-	CRIORegistriesDir  = "/etc/containers/registries.conf.d"
-	CRIOCertsDir       = "/etc/containers/certs.d"
-	KubeletAuthFile    = "/var/lib/kubelet/config.json"
-	HostsFile          = "/etc/hosts"
-	// HostsTemplate is cloud-init's template for /etc/hosts on Debian and
-	// Ubuntu (osfamily debian); see [ConfigureRegistryTrust].
-	HostsTemplate        = "/etc/cloud/templates/hosts.debian.tmpl"
+	DockerDaemonJSON     = "/etc/docker/daemon.json"
+	DockerCertsDir       = "/etc/docker/certs.d"
+	DockerAuthFile       = "/root/.docker/config.json"
+	ContainerdConfig     = "/etc/containerd/config.toml"
+	ContainerdCertsDir   = "/etc/containerd/certs.d"
+	CRIORegistriesDir    = "/etc/containers/registries.conf.d"
+	CRIOCertsDir         = "/etc/containers/certs.d"
+	KubeletAuthFile      = "/var/lib/kubelet/config.json"
+	HostsFile            = "/etc/hosts"
 	HostsBlock           = "private-registries"
 	criORegistriesPrefix = "50-mgmtkit-"
 	// TrustPendingDir holds one file per daemon (docker, containerd,
@@ -207,7 +204,16 @@ func (s *trustState) reloads(rts []Runtime) []daemonReload {
 // ConfigureRegistryTrust makes h able to pull from every registry of
 // conns with every container runtime installed on it:
 //
-//   - /etc/hosts: the connections' hosts_string lines in one managed block;
+//   - /etc/hosts: the connections' hosts_string lines in one managed block,
+//     and the same block in cloud-init's [HostsTemplate] when that file
+//     exists: with manage_etc_hosts: true, cloud-init renders /etc/hosts
+//     from it at every boot (cc_update_etc_hosts), so a line in /etc/hosts
+//     alone would be gone after a reboot. With manage_etc_hosts
+//     "localhost" or false (cloud-init's default) the template is unused
+//     and /etc/hosts keeps the block by itself; the template is written
+//     anyway, since the setting may change. It is a conffile of the
+//     cloud-init package: an upgrade keeps the edited file and shows the
+//     new one as .dpkg-dist;
 //   - Docker: HTTP registries merged into daemon.json's
 //     insecure-registries (then `systemctl try-reload-or-restart docker`,
 //     only when the file changed), CAs in /etc/docker/certs.d/SERVER/ca.crt, and
@@ -311,6 +317,11 @@ func readCAs(conns []Connection, pkg *lcm.Package) (map[string][]byte, error) {
 	}
 	return cas, nil
 }
+
+// HostsTemplate is cloud-init's template for /etc/hosts on Debian and
+// Ubuntu (their osfamily is debian), which ConfigureRegistryTrust also
+// writes when it exists.
+const HostsTemplate = "/etc/cloud/templates/hosts.debian.tmpl"
 
 // hosts puts the hosts_string lines into their managed block of
 // /etc/hosts and, when cloud-init's template exists, of [HostsTemplate]
