@@ -211,9 +211,10 @@ func (s *trustState) reloads(rts []Runtime) []daemonReload {
 //     alone would be gone after a reboot. With manage_etc_hosts
 //     "localhost" or false (cloud-init's default) the template is unused
 //     and /etc/hosts keeps the block by itself; the template is written
-//     anyway, since the setting may change. It is a conffile of the
-//     cloud-init package: an upgrade keeps the edited file and shows the
-//     new one as .dpkg-dist;
+//     anyway, since the setting may change (cloud-init's own comment in
+//     the file says to edit the template to make changes persist; a
+//     cloud-init upgrade that ships a new template treats it as an
+//     edited configuration file);
 //   - Docker: HTTP registries merged into daemon.json's
 //     insecure-registries (then `systemctl try-reload-or-restart docker`,
 //     only when the file changed), CAs in /etc/docker/certs.d/SERVER/ca.crt, and
