@@ -49,3 +49,38 @@ func TestDockerdValidatesInsecureRegistries(t *testing.T) {
 		}
 	}
 }
+
+func TestDockerLoginWithTheDaemonDownLogsInClientSide(t *testing.T) {
+	w := newWorld(t)
+	ca := containers.GenerateCA("test CA")
+	tlsReg := containers.NewRegistry(containers.RegistryOptions{TLS: true, CA: ca, Username: "user01", Password: "s3cret"})
+	w.net.AddRegistry("192.168.0.20", 443, tlsReg)
+	httpReg := containers.NewRegistry(containers.RegistryOptions{Username: "user01", Password: "s3cret"})
+	w.net.AddRegistry("192.168.0.21", 5000, httpReg)
+	n := w.node("worker", "192.168.0.11", "docker.io")
+	n.ok("echo '192.168.0.20 registry.example.com' >> /etc/hosts; echo '192.168.0.21 plain.example.com' >> /etc/hosts")
+	n.ok("mkdir -p /etc/docker/certs.d/registry.example.com")
+	n.write("/etc/docker/certs.d/registry.example.com/ca.crt", string(ca))
+	n.write("/etc/docker/daemon.json", `{"insecure-registries": ["plain.example.com:5000"]}`)
+	n.ok("systemctl stop docker")
+
+	// HTTPS: the CLI reads the CA itself and stores the credentials.
+	if out := n.ok("docker login -u user01 --password-stdin registry.example.com", "s3cret\n"); !strings.Contains(out, "Login Succeeded") {
+		t.Errorf("login: %q", out)
+	}
+	if b, _ := n.Server().FS().ReadFile("/root/.docker/config.json"); !strings.Contains(string(b), `"registry.example.com"`) {
+		t.Errorf("config.json: %s", b)
+	}
+	r := n.root("docker login -u user01 --password-stdin registry.example.com", "wrong\n")
+	if r.code != 1 || !strings.HasPrefix(r.stderr, "login attempt to https://registry.example.com/v2/ failed with status: 401 Unauthorized") {
+		t.Errorf("wrong password: %v", r)
+	}
+	// HTTP: daemon.json's insecure-registries are the daemon's, not the
+	// CLI's.
+	r = n.root("docker login -u user01 --password-stdin plain.example.com:5000", "s3cret\n")
+	if r.code != 1 || !strings.HasPrefix(r.stderr, `Get "https://plain.example.com:5000/v2/": http: server gave HTTP response to HTTPS client`) {
+		t.Errorf("HTTP registry with the daemon down: %v", r)
+	}
+	n.ok("systemctl start docker")
+	n.ok("docker login -u user01 --password-stdin plain.example.com:5000", "s3cret\n")
+}
