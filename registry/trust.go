@@ -74,16 +74,26 @@ func (r daemonReload) pending() string { return path.Join(TrustPendingDir, r.uni
 // to.
 const reloadScript = `systemctl "$1" "$2" && rm -f -- "$3"`
 
-// detectScript lists the runtimes whose daemons are installed.
+// detectScript lists the runtimes whose daemons are installed. It looks
+// in root's PATH (sshd's superuser path, sudo's secure_path) before the
+// login user's own: a login user's PATH is no guide to what is installed.
+// On Debian it is OpenSSH's default user path
+// /usr/local/bin:/usr/bin:/bin:/usr/games (Debian's openssh is built
+// --with-default-path so, and Debian's /etc/environment, which pam_env
+// reads, sets none), without /usr/sbin, where Debian's docker.io installs
+// dockerd; a non-interactive `ssh host cmd` reads no /etc/profile.
 var detectScript = remote.MustParseScript("detect-runtimes", `
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin${PATH:+:$PATH}
 for daemon in dockerd containerd crio; do
 	if command -v "$daemon" >/dev/null 2>&1; then echo "$daemon"; fi
 done
 `)
 
 // DetectRuntimes returns the container runtimes installed on h, by their
-// daemons' programs (dockerd, containerd, crio). Docker's own containerd
-// counts as containerd: the kubelet may use it.
+// daemons' programs (dockerd, containerd, crio), looked for in the
+// standard bin and sbin directories and then on the login user's PATH,
+// so that /usr/sbin/dockerd is found whoever logs in. Docker's own
+// containerd counts as containerd: the kubelet may use it.
 func DetectRuntimes(ctx context.Context, h remote.Host) ([]Runtime, error) {
 	cmd, err := detectScript.Cmd(nil)
 	if err != nil {
@@ -213,7 +223,17 @@ func (s *trustState) reloads(rts []Runtime) []daemonReload {
 // ConfigureRegistryTrust makes h able to pull from every registry of
 // conns with every container runtime installed on it:
 //
-//   - /etc/hosts: the connections' hosts_string lines in one managed block;
+//   - /etc/hosts: the connections' hosts_string lines in one managed block,
+//     and the same block in cloud-init's [HostsTemplate] when that file
+//     exists: with manage_etc_hosts: true, cloud-init renders /etc/hosts
+//     from it at every boot (cc_update_etc_hosts), so a line in /etc/hosts
+//     alone would be gone after a reboot. With manage_etc_hosts
+//     "localhost" or false (cloud-init's default) the template is unused
+//     and /etc/hosts keeps the block by itself; the template is written
+//     anyway, since the setting may change (cloud-init's own comment in
+//     the file says to edit the template to make changes persist; a
+//     cloud-init upgrade that ships a new template treats it as an
+//     edited configuration file);
 //   - Docker: HTTP registries merged into daemon.json's
 //     insecure-registries (then `systemctl try-reload-or-restart docker`,
 //     only when the file changed), CAs in /etc/docker/certs.d/SERVER/ca.crt, and
@@ -363,8 +383,14 @@ func readCAs(conns []Connection, pkg *lcm.Package) (map[string][]byte, error) {
 	return cas, nil
 }
 
+// HostsTemplate is cloud-init's template for /etc/hosts on Debian and
+// Ubuntu (their osfamily is debian), which ConfigureRegistryTrust also
+// writes when it exists.
+const HostsTemplate = "/etc/cloud/templates/hosts.debian.tmpl"
+
 // hosts puts the hosts_string lines into their managed block of
-// /etc/hosts, keeping the file's mode and owner.
+// /etc/hosts and, when cloud-init's template exists, of [HostsTemplate]
+// too, keeping each file's mode and owner.
 func (s *trustState) hosts(conns []Connection, _ map[string][]byte) error {
 	var lines []string
 	for _, c := range conns {
@@ -372,15 +398,26 @@ func (s *trustState) hosts(conns []Connection, _ map[string][]byte) error {
 			lines = append(lines, l)
 		}
 	}
-	current, exists := s.files[HostsFile]
-	if !exists && len(lines) == 0 {
+	if err := s.hostsBlock(HostsFile, lines, len(lines) > 0); err != nil {
+		return err
+	}
+	return s.hostsBlock(HostsTemplate, lines, false)
+}
+
+// hostsBlock makes the managed block of a hosts file hold lines; a
+// missing file is created only when create is set. The template's first
+// line ("## template:jinja") stays first: the block goes at the end, and
+// hosts lines hold nothing Jinja would interpret (an address and a name).
+func (s *trustState) hostsBlock(file string, lines []string, create bool) error {
+	current, exists := s.files[file]
+	if !exists && !create {
 		return nil
 	}
 	content, err := remote.ReplaceBlock(current, HostsBlock, lines)
 	if err != nil {
-		return fmt.Errorf("%s: %w", HostsFile, err)
+		return fmt.Errorf("%s: %w", file, err)
 	}
-	s.writes = append(s.writes, remote.FileWrite{Path: HostsFile, Content: content, Options: remote.FileOptions{Sudo: true}})
+	s.writes = append(s.writes, remote.FileWrite{Path: file, Content: content, Options: remote.FileOptions{Sudo: true}})
 	return nil
 }
 
@@ -412,7 +449,7 @@ func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection
 		creds = creds || c.Username != ""
 	}
 	// Every shared file this run may merge, in one command.
-	read := []string{HostsFile, TrustStateFile, KubeletAuthFile}
+	read := []string{HostsFile, HostsTemplate, TrustStateFile, KubeletAuthFile}
 	if slices.Contains(rts, Docker) {
 		read = append(read, DockerDaemonJSON)
 	}

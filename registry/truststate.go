@@ -144,10 +144,10 @@ func (s *trustState) readRecord() error {
 }
 
 // nothingToUndo reports, for a call without connections, whether no
-// earlier run left anything on h: no state entry and no /etc/hosts block.
-// It costs one command.
+// earlier run left anything on h: no state entry and no managed block in
+// /etc/hosts or cloud-init's template of it. It costs one command.
 func nothingToUndo(ctx context.Context, h remote.Host) (bool, error) {
-	files, err := remote.ReadFiles(ctx, h, []string{TrustStateFile, HostsFile}, remote.FileOptions{Sudo: true})
+	files, err := remote.ReadFiles(ctx, h, []string{TrustStateFile, HostsFile, HostsTemplate}, remote.FileOptions{Sudo: true})
 	if err != nil {
 		return false, err
 	}
@@ -156,12 +156,17 @@ func nothingToUndo(ctx context.Context, h remote.Host) (bool, error) {
 	if err != nil || !r.empty() {
 		return false, err
 	}
-	hosts := files[HostsFile]
-	without, err := remote.ReplaceBlock(hosts, HostsBlock, nil)
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", HostsFile, err)
+	for _, file := range []string{HostsFile, HostsTemplate} {
+		content := files[file]
+		without, err := remote.ReplaceBlock(content, HostsBlock, nil)
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", file, err)
+		}
+		if len(content) > 0 && !bytes.Equal(without, content) {
+			return false, nil
+		}
 	}
-	return bytes.Equal(without, hosts) || len(hosts) == 0, nil
+	return true, nil
 }
 
 // kept returns the recorded entries of old that are still wanted, plus

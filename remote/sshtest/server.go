@@ -67,6 +67,13 @@ type Config struct {
 	// after the client closed it, as with sshd. 0 means sshd's default of
 	// 10; a negative value means no limit.
 	MaxSessions int
+	// LoginPath is the PATH a login session of a user other than root
+	// starts with, sshd's compiled-in default user path; root's is
+	// /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin (sshd's
+	// superuser path). Default: root's. Either is overridden by a PATH
+	// line in /etc/environment, which PAM's pam_env reads for every sshd
+	// session (see [Server.SetLoginPath]).
+	LoginPath string
 }
 
 // Server is a fake host: a real SSH server, in-process, whose exec requests
@@ -92,6 +99,7 @@ type Server struct {
 	mu       sync.Mutex
 	users    map[string]User
 	programs map[string]Program // by absolute path
+	path     string             // sshd's default PATH for users other than root
 	execs    []*Exec            // pointers, so that a late update after ResetTranscript is harmless
 	calls    []*Call
 	faults   faults
@@ -153,6 +161,10 @@ func NewServer(cfg Config) (*Server, error) {
 		done:     make(chan struct{}),
 		maxSess:  cfg.MaxSessions,
 		sessions: map[*ssh.ServerConn]int{},
+		path:     cfg.LoginPath,
+	}
+	if s.path == "" {
+		s.path = defaultPath
 	}
 	if s.maxSess == 0 {
 		s.maxSess = 10
@@ -415,11 +427,65 @@ func (s *Server) login(user string) (*Process, error) {
 	return &Process{
 		Env: []string{
 			"HOME=" + home, "USER=" + user, "LOGNAME=" + user, "SHELL=/bin/bash",
-			"PATH=" + defaultPath, "LANG=C.UTF-8", "PWD=" + home,
+			"PATH=" + s.loginPath(user), "LANG=C.UTF-8", "PWD=" + home,
 		},
 		Dir:  home,
 		User: user,
 		FS:   s.fs.As(Cred{UID: uid, GID: gid, Groups: s.fs.SupplementaryGroups(user)}, home),
 		Host: s,
 	}, nil
+}
+
+// SetLoginPath changes the PATH that sessions of users other than root
+// start with, as [Config.LoginPath]; "" restores the default.
+func (s *Server) SetLoginPath(path string) {
+	if path == "" {
+		path = defaultPath
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.path = path
+}
+
+// loginPath is the PATH of a new session of user, as OpenSSH builds it:
+// sshd's compiled-in default (the superuser path for root; session.c
+// do_setup_env), then PAM's environment, where pam_env sets what
+// /etc/environment holds (pam_env(8); Debian's and Ubuntu's
+// /etc/pam.d/sshd run `session required pam_env.so`). A non-interactive
+// `ssh host cmd` reads no shell profile, so /etc/profile does not apply.
+func (s *Server) loginPath(user string) string {
+	s.mu.Lock()
+	path := s.path
+	s.mu.Unlock()
+	if user == "root" {
+		path = defaultPath
+	}
+	if p, ok := environmentPath(s.fs); ok {
+		return p
+	}
+	return path
+}
+
+// environmentPath is the PATH that /etc/environment sets, in pam_env's
+// format: KEY=VALUE lines, the value optionally in double or single
+// quotes, # comments.
+func environmentPath(fsys *FS) (string, bool) {
+	b, err := fsys.ReadFile("/etc/environment")
+	if err != nil {
+		return "", false
+	}
+	var path string
+	found := false
+	for _, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "export "))
+		v, ok := strings.CutPrefix(l, "PATH=")
+		if !ok {
+			continue
+		}
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+			v = v[1 : len(v)-1]
+		}
+		path, found = v, true
+	}
+	return path, found
 }

@@ -137,6 +137,13 @@ func loadRegistriesConf(m *ubuntu.Machine) (CRIOConfig, error) {
 		if err := toml.Unmarshal(data, &rf); err != nil {
 			return cfg, fmt.Errorf("loading registries configuration %q: %v", f, err)
 		}
+		// Drop-ins must be in the version 2 format: containers/image
+		// pkg/sysregistriesv2 (tryUpdatingCache loads every drop-in with
+		// loadConfigFile(path, forceV2=true)), and the whole
+		// configuration fails to load.
+		if f != crioRegistriesConf && len(rf.Registries.Insecure.Registries) > 0 {
+			return cfg, fmt.Errorf("loading drop-in registries configuration %q: registry must be in v2 format but is in v1", f)
+		}
 		if rf.UnqualifiedSearchRegistries != nil {
 			cfg.UnqualifiedSearchRegistries = rf.UnqualifiedSearchRegistries
 		}
@@ -217,8 +224,22 @@ func (s *CRIOState) criAvailable() error {
 	return nil
 }
 
+// crioCertDir is the one directory containers/image reads a registry's
+// certificates from: the first of /etc/containers/certs.d/HOST and
+// /etc/docker/certs.d/HOST that exists (docker/docker_client.go
+// dockerCertDir; root's ~/.config/containers/certs.d, searched first,
+// is not modelled). A CA in the other directory is not read.
+func crioCertDir(m *ubuntu.Machine, host string) string {
+	for _, dir := range []string{crioCertsDir, dockerCertsDir} {
+		if m.Server().FS().Exists(path.Join(dir, host)) {
+			return path.Join(dir, host)
+		}
+	}
+	return path.Join(dockerCertsDir, host)
+}
+
 // criPull pulls r as CRI-O (containers/image) does: HTTPS with the CAs
-// of /etc/containers/certs.d and /etc/docker/certs.d, HTTPS without
+// of the first existing certs directory (crioCertDir), HTTPS without
 // verification then HTTP for a registry registries.conf marks insecure,
 // credentials only from the request.
 func (s *CRIOState) criPull(_ context.Context, n Network, r ref, auth creds) (string, error) {
@@ -240,7 +261,7 @@ func (s *CRIOState) criPull(_ context.Context, n Network, r ref, auth creds) (st
 	}
 	o := dialOptions{internet: n.Internet()}
 	if r.domain != hubDomain {
-		o.tls.cas = append(readCAFiles(s.m, path.Join(crioCertsDir, r.domain)), readCAFiles(s.m, path.Join(dockerCertsDir, r.domain))...)
+		o.tls.cas = readCAFiles(s.m, crioCertDir(s.m, r.domain))
 	}
 	eps := []endpoint{{"https", host}}
 	if reg.Insecure {

@@ -19,7 +19,10 @@
 // # What is modelled
 //
 //   - Docker (docker.service): /etc/docker/daemon.json read at start (an
-//     invalid file or an unknown directive stops dockerd from starting);
+//     invalid file or an unknown directive stops dockerd from starting, as
+//     does an insecure-registries entry moby's registry/config.go refuses:
+//     empty, beginning or ending with '-', another scheme than http(s)://,
+//     a host that is neither a domain nor an IP, a bad port);
 //     insecure-registries and registry-mirrors re-read on reload (SIGHUP;
 //     a bad file leaves the old settings); proxy variables from the
 //     unit's drop-ins as systemd loaded them (a drop-in changed without
@@ -27,7 +30,9 @@
 //     CLI: version, info, images, image inspect/ls/rm, inspect, load (a
 //     `docker save` tar, legacy or OCI layout, image ID = config digest,
 //     layers checked against the diff IDs), pull, push, tag, rmi, login
-//     (--password-stdin or --password), logout, run/create (-d, -p, -v,
+//     (--password-stdin or --password; with the daemon down the CLI logs
+//     in by itself, as docker/cli's loginClientSide: /etc/docker/certs.d
+//     CAs, but none of daemon.json's insecure-registries), logout, run/create (-d, -p, -v,
 //     --restart, --name, -e, --rm, --pull), start, stop, restart, rm [-f]
 //     [-v], ps (-a, -q, --filter name/id/status/ancestor, --format), logs;
 //     --format templates as Docker runs them. The socket is root's and the
@@ -87,8 +92,11 @@
 //     ctr: version, images ls [-q] (the k8s.io namespace holds the CRI's
 //     images).
 //   - CRI-O 1.28 (crio.service): registries.conf and registries.conf.d
-//     (location/prefix, insecure, blocked) loaded at start and reload;
-//     CAs from /etc/containers/certs.d and /etc/docker/certs.d; credentials
+//     (location/prefix, insecure, blocked) loaded at start and reload; a
+//     drop-in in the version 1 format ([registries.insecure]) fails the
+//     load; CAs from the first of /etc/containers/certs.d/HOST and
+//     /etc/docker/certs.d/HOST that exists (containers/image
+//     dockerCertDir), never both; credentials
 //     only from the CRI request. crictl talks to it when its endpoint is
 //     crio.sock (cri-o ships an /etc/crictl.yaml naming it).
 //   - [KubeletPull]: the kubelet's pull through its CRI endpoint with the

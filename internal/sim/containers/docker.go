@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/netip"
+	"net"
 	"path"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -603,15 +604,61 @@ func loadDaemonJSON(m *ubuntu.Machine) (DockerConfig, error) {
 		return cfg, fail("%v", err)
 	}
 	for _, r := range typed.InsecureRegistries {
-		r = strings.TrimPrefix(strings.TrimPrefix(r, "http://"), "https://")
-		if _, err := netip.ParsePrefix(r); err != nil && !domainPattern.MatchString(r) {
-			return cfg, fmt.Errorf("insecure registry %s is not valid: invalid host %q", r, r)
+		r, err := insecureRegistry(r)
+		if err != nil {
+			return cfg, err
 		}
 		cfg.InsecureRegistries = append(cfg.InsecureRegistries, r)
 	}
 	cfg.RegistryMirrors = typed.RegistryMirrors
 	cfg.HTTPProxy, cfg.HTTPSProxy, cfg.NoProxy = typed.Proxies.HTTPProxy, typed.Proxies.HTTPSProxy, typed.Proxies.NoProxy
 	return cfg, nil
+}
+
+// insecureRegistry checks one insecure-registries entry as dockerd does
+// and returns what it keeps: moby v20.10.24 registry/config.go
+// (serviceConfig.LoadInsecureRegistries, ValidateIndexName,
+// validateHostPort), unchanged in substance in the current
+// daemon/pkg/registry/config.go. A name may not begin or end with '-';
+// an http:// or https:// prefix is dropped (with a warning), any other
+// "://" refused; then the entry is a CIDR, or host[:port] where the whole
+// entry matches distribution's domain pattern or the host is an IP
+// address, and the port is a number up to 65535. So "" is refused
+// (invalid host ""), as is "reg.example.com:5000/" or "a b". dockerd
+// refuses to start on such an entry, and a reload (SIGHUP) keeps the
+// configuration it had.
+func insecureRegistry(r string) (string, error) {
+	if strings.HasPrefix(r, "-") || strings.HasSuffix(r, "-") {
+		return "", fmt.Errorf("invalid index name (%s). Cannot begin or end with a hyphen", r)
+	}
+	switch lower := strings.ToLower(r); {
+	case strings.HasPrefix(lower, "http://"):
+		r = r[len("http://"):]
+	case strings.HasPrefix(lower, "https://"):
+		r = r[len("https://"):]
+	case strings.Contains(r, "://"):
+		return "", fmt.Errorf("insecure registry %s should not contain '://'", r)
+	}
+	if _, _, err := net.ParseCIDR(r); err == nil {
+		return r, nil
+	}
+	host, port, err := net.SplitHostPort(r)
+	if err != nil {
+		host, port = r, ""
+	}
+	if !domainPattern.MatchString(r) && net.ParseIP(host) == nil {
+		return "", fmt.Errorf("insecure registry %s is not valid: invalid host %q", r, host)
+	}
+	if port != "" {
+		v, err := strconv.Atoi(port)
+		if err != nil {
+			return "", fmt.Errorf("insecure registry %s is not valid: %v", r, err)
+		}
+		if v < 0 || v > 65535 {
+			return "", fmt.Errorf("insecure registry %s is not valid: invalid port %q", r, port)
+		}
+	}
+	return r, nil
 }
 
 // unitEnvironment reads the Environment= settings of a unit's drop-ins

@@ -146,19 +146,26 @@ func (c *dockerCLI) gitCommit() string {
 // root's and the docker group's, and the daemon must be up. api is the
 // endpoint named in the permission error.
 func (c *dockerCLI) connect(api string) (int, bool) {
-	cred := c.p.FS.Cred()
-	if cred.UID != 0 {
-		gid, ok := c.p.Host.FS().LookupGroup("docker")
-		if !ok || !(cred.GID == gid || slices.Contains(cred.Groups, gid)) {
-			c.errf("permission denied while trying to connect to the Docker daemon socket at unix://%s: Get \"http://%%2Fvar%%2Frun%%2Fdocker.sock/v1.24/%s\": dial unix %s: connect: permission denied", dockerSock, api, dockerSock)
-			return 1, false
-		}
+	if !c.maySocket() {
+		c.errf("permission denied while trying to connect to the Docker daemon socket at unix://%s: Get \"http://%%2Fvar%%2Frun%%2Fdocker.sock/v1.24/%s\": dial unix %s: connect: permission denied", dockerSock, api, dockerSock)
+		return 1, false
 	}
 	if !c.s.Running() {
 		c.errf("Cannot connect to the Docker daemon at unix://%s. Is the docker daemon running?", dockerSock)
 		return 1, false
 	}
 	return 0, true
+}
+
+// maySocket says the client may open the daemon's socket: root, or a
+// member of the docker group.
+func (c *dockerCLI) maySocket() bool {
+	cred := c.p.FS.Cred()
+	if cred.UID == 0 {
+		return true
+	}
+	gid, ok := c.p.Host.FS().LookupGroup("docker")
+	return ok && (cred.GID == gid || slices.Contains(cred.Groups, gid))
 }
 
 // --- version and info -------------------------------------------------------
@@ -775,8 +782,7 @@ func (e *pullError) Error() string { return e.msg }
 // endpoints are the URLs Docker tries for a registry, with the TLS it
 // uses: HTTPS only for a secure registry; HTTPS without verification, then
 // HTTP, for an insecure one.
-func (c *dockerCLI) endpoints(domain string) ([]endpoint, dialOptions) {
-	cfg := c.s.Config()
+func (c *dockerCLI) endpoints(domain string, cfg DockerConfig) ([]endpoint, dialOptions) {
 	o := dialOptions{internet: c.net.Internet() || cfg.HTTPSProxy != "" || cfg.HTTPProxy != ""}
 	if domain == hubDomain {
 		return []endpoint{{"https", hubHost}}, o
@@ -843,7 +849,12 @@ func (c *dockerCLI) configFile() string {
 // connectRegistry reaches a registry through Docker's endpoints; the
 // error is the last endpoint's, as dockerd reports it.
 func (c *dockerCLI) connectRegistry(domain string) (server, endpoint, error) {
-	eps, o := c.endpoints(domain)
+	return c.connectRegistryWith(domain, c.s.Config())
+}
+
+// connectRegistryWith is connectRegistry under a daemon configuration.
+func (c *dockerCLI) connectRegistryWith(domain string, cfg DockerConfig) (server, endpoint, error) {
+	eps, o := c.endpoints(domain, cfg)
 	var last error
 	for _, e := range eps {
 		srv, f := dial(c.net, c.m, e, o)
@@ -1059,21 +1070,32 @@ func (c *dockerCLI) login(args []string) int {
 		c.errf("Error: Cannot perform an interactive login from a non TTY device")
 		return 1
 	}
-	if code, ok := c.connect("auth"); !ok {
+	// With the daemon down (a connection failure, not a permission
+	// error), the CLI logs in by itself: docker/cli
+	// cli/command/registry/login.go (v20.10.24 runLogin, current
+	// loginWithRegistry) falls back to loginClientSide on
+	// client.IsErrConnectionFailed, with registry.NewService(
+	// registry.ServiceOptions{}): no insecure-registries from daemon.json
+	// (only 127.0.0.0/8 is insecure), the CAs of /etc/docker/certs.d/HOST
+	// (registry.CertsDir), and errors without the daemon's prefix.
+	prefix, cfg := "Error response from daemon: ", c.s.Config()
+	if !c.s.Running() && c.maySocket() {
+		prefix, cfg = "", DockerConfig{}
+	} else if code, ok := c.connect("auth"); !ok {
 		return code
 	}
 	domain := serverKey(server)
 	if domain == hubDomain {
-		c.errf("Error response from daemon: Get \"https://registry-1.docker.io/v2/\": unauthorized: incorrect username or password")
+		c.errf("%sGet \"https://registry-1.docker.io/v2/\": unauthorized: incorrect username or password", prefix)
 		return 1
 	}
-	srv, e, err := c.connectRegistry(domain)
+	srv, e, err := c.connectRegistryWith(domain, cfg)
 	if err != nil {
-		c.errf("Error response from daemon: %v", err)
+		c.errf("%s%v", prefix, err)
 		return 1
 	}
 	if authorize(srv, creds{user: user, password: password, set: true}) != authOK {
-		c.errf("Error response from daemon: login attempt to %s failed with status: 401 Unauthorized", e.url("/v2/"))
+		c.errf("%slogin attempt to %s failed with status: 401 Unauthorized", prefix, e.url("/v2/"))
 		return 1
 	}
 	file := c.configFile()

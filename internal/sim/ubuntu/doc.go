@@ -64,8 +64,15 @@
 //     machine moves them into its filesystem on mount and back on umount.
 //   - lsb_release, arch and, on arm64, uname report the release and the
 //     architecture.
-//   - [Machine.Reboot]: mounts and running units go; /etc/fstab is mounted
-//     and the enabled units start again, so a test can check that a step
+//   - The login PATH of SSH sessions ([LoginPath]): OpenSSH's default user
+//     path overridden by /etc/environment (pam_env); Ubuntu's
+//     /etc/environment puts the sbin directories on it, Debian's
+//     ([DebianLoginPath]) leaves a user other than root without them.
+//   - cloud-init's /etc/hosts ([ManageEtcHosts], [HostsTemplate]): with
+//     manage_etc_hosts true (the default here), every boot renders
+//     /etc/hosts from /etc/cloud/templates/hosts.debian.tmpl.
+//   - [Machine.Reboot]: mounts and running units go; /etc/fstab is mounted,
+//     cloud-init rewrites /etc/hosts, and the enabled units start again, so a test can check that a step
 //     made its changes persistent.
 //
 // # What is not modelled

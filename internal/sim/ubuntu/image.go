@@ -26,22 +26,6 @@ DISTRIB_RELEASE=22.04
 DISTRIB_CODENAME=jammy
 DISTRIB_DESCRIPTION="Ubuntu 22.04.4 LTS"
 `
-	// cloud-init's hosts.debian.tmpl, as written with manage_etc_hosts.
-	hostsTemplate = `# Your system has configured 'manage_etc_hosts' as True.
-# As a result, if you wish for changes to this file to persist
-# then you will need to either
-# a.) make changes to the master file in /etc/cloud/templates/hosts.debian.tmpl
-# b.) change or remove the value of 'manage_etc_hosts' in
-#     /etc/cloud/cloud.cfg or cloud-config from user-data
-#
-127.0.1.1 %[1]s %[1]s
-127.0.0.1 localhost
-
-# The following lines are desirable for IPv6 capable hosts
-::1 localhost ip6-localhost ip6-loopback
-ff02::1 ip6-allnodes
-ff02::2 ip6-allrouters
-`
 	fstab = "LABEL=cloudimg-rootfs\t/\t ext4\tdiscard,errors=remount-ro\t0 1\nLABEL=UEFI\t/boot/efi\tvfat\tumask=0077\t0 1\n"
 )
 
@@ -61,8 +45,9 @@ func sourcesList(arch string) string {
 	return b.String()
 }
 
-// writeImage lays out the files of the Ubuntu 22.04 cloud image.
-func (m *Machine) writeImage() error {
+// writeImage lays out the files of the Ubuntu 22.04 cloud image, with
+// cloud-init's manage_etc_hosts set to manage.
+func (m *Machine) writeImage(manage ManageEtcHosts) error {
 	f := m.fs()
 	var firstErr error
 	try := func(err error) {
@@ -83,8 +68,12 @@ func (m *Machine) writeImage() error {
 	try(m.writeFile("/etc/issue.net", "Ubuntu 22.04.4 LTS\n", 0o644))
 	try(m.writeFile("/etc/debian_version", "bookworm/sid\n", 0o644))
 	try(m.writeFile("/etc/machine-id", strings.ReplaceAll(newUUID(), "-", "")+"\n", 0o444))
+	try(m.writeCloudInit(manage))
 	if !f.Exists("/etc/hosts") {
-		try(m.writeFile("/etc/hosts", fmt.Sprintf(hostsTemplate, m.Hostname()), 0o644))
+		// As cloud-init rendered it at first boot.
+		hosts, err := m.renderHosts()
+		try(err)
+		try(m.writeFile("/etc/hosts", hosts, 0o644))
 	}
 	try(m.writeFile("/etc/fstab", fstab, 0o644))
 	try(m.writeFile("/etc/apt/sources.list", sourcesList(m.arch), 0o644))

@@ -33,6 +33,15 @@ type Options struct {
 	// fresh Ubuntu cloud image: apt-get install finds nothing that is not
 	// installed until apt-get update has run.
 	UpdatedLists bool
+	// LoginPath is the PATH flavour of SSH sessions of users other than
+	// root: [UbuntuLoginPath] (the default, with the sbin directories) or
+	// [DebianLoginPath] (without them).
+	LoginPath LoginPath
+	// ManageEtcHosts is cloud-init's manage_etc_hosts, as the instance's
+	// user-data sets it ([CloudConfigFile]): [ManageEtcHostsTrue] by
+	// default, so that /etc/hosts is rendered from [HostsTemplate] at
+	// every [Machine.Reboot].
+	ManageEtcHosts ManageEtcHosts
 }
 
 // Machine is a simulated Ubuntu 22.04 VM: the state behind the fake
@@ -101,6 +110,16 @@ func Install(srv *sshtest.Server, opts Options) *Machine {
 	default:
 		panic(fmt.Sprintf("ubuntu: architecture %q is not modelled (amd64 or arm64)", opts.Arch))
 	}
+	switch opts.LoginPath {
+	case "", UbuntuLoginPath, DebianLoginPath:
+	default:
+		panic(fmt.Sprintf("ubuntu: login PATH flavour %q is not modelled (ubuntu or debian)", opts.LoginPath))
+	}
+	switch opts.ManageEtcHosts {
+	case "", ManageEtcHostsTrue, ManageEtcHostsLocalhost, ManageEtcHostsFalse:
+	default:
+		panic(fmt.Sprintf("ubuntu: manage_etc_hosts %q is not modelled (true, localhost or false)", opts.ManageEtcHosts))
+	}
 	m := &Machine{
 		srv:       srv,
 		catalog:   opts.Catalog,
@@ -116,8 +135,11 @@ func Install(srv *sshtest.Server, opts Options) *Machine {
 		rootParts: newRootParts(),
 	}
 	m.dpkgLock <- struct{}{}
-	if err := m.writeImage(); err != nil {
+	if err := m.writeImage(opts.ManageEtcHosts); err != nil {
 		panic("ubuntu: " + err.Error())
+	}
+	if err := m.SetLoginPath(opts.LoginPath); err != nil {
+		panic(err.Error())
 	}
 	if m.arch != "amd64" {
 		// sshtest's uname answers x86_64.

@@ -14,8 +14,11 @@ import (
 // Reboot restarts the machine, as `sudo reboot` and a wait would: every
 // mount goes (a disk keeps its files), every running unit stops, /tmp is
 // emptied; then /etc/fstab is mounted as at boot (mount -a, through
-// /sbin/mount.TYPE helpers for network filesystems) and the enabled units
-// start, the failed ones are forgotten. Files, packages, holds and the
+// /sbin/mount.TYPE helpers for network filesystems), cloud-init rewrites
+// /etc/hosts as its manage_etc_hosts says (see [ManageEtcHosts]: by
+// default rendered anew from [HostsTemplate], so a line added to
+// /etc/hosts alone is gone), and the enabled units start, the failed ones
+// are forgotten. Files, packages, holds and the
 // package lists persist. Counters do not count the shutdown and the boot.
 //
 // A test reboots to check what persists: a mount that is not in fstab is
@@ -71,6 +74,9 @@ func (m *Machine) Reboot() error {
 	if code := m.mountAll(context.Background(), p, false); code != 0 {
 		bootErr = fmt.Errorf("ubuntu: boot: mounting /etc/fstab failed (emergency mode): %s", strings.TrimSpace(stderr.String()))
 	}
+	// cloud-init's init stage, every boot: a template it cannot render
+	// leaves /etc/hosts as it was, and the boot goes on.
+	_ = m.updateEtcHosts()
 	m.mu.Lock()
 	var enabled []string
 	for name, u := range m.units {

@@ -1,0 +1,126 @@
+package registry_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mgmtkit/mgmtkit/internal/sim"
+	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
+	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/registry"
+	"github.com/mgmtkit/mgmtkit/remote"
+)
+
+// newNodeIn is newNodeWith in a cloud made with opts, and an HTTP
+// registry serving app:1 that the cloud's network reaches at
+// 192.168.0.30:5000; the node finds it by name only through the
+// connection's hosts_string.
+func newNodeIn(t *testing.T, opts sim.Options, packages ...string) (*node, *sim.Cloud, registry.Connection) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	cloud := sim.Start(t, opts)
+	topo, err := sim.KubernetesCluster(sampleRequest(t, "instantiate_cir_k8s_cluster.json").AdditionalParams,
+		sim.ClusterShape{Masters: 1, Packages: packages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := cloud.Build(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := v.HostsWithRole(lcm.RoleMaster)[0]
+	c, err := cloud.Connect(ctx, h.Node(), "ubuntu", "ubuntu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	reg := containers.NewRegistry(containers.RegistryOptions{})
+	reg.Push("app:1")
+	cloud.AddExternalRegistry("192.168.0.30", 5000, reg)
+	conn := httpConn("registry.example.net:5000")
+	conn.HostsString = "192.168.0.30 registry.example.net"
+	return &node{t: t, ctx: ctx, host: h, ssh: c}, cloud, conn
+}
+
+// pulls reports how `sudo docker pull` and the kubelet (under containerd)
+// fare with image.
+func (n *node) pulls(cloud *sim.Cloud, image string) (docker, kubelet error) {
+	n.t.Helper()
+	_, docker = n.ssh.Run(n.ctx, remote.Cmd{Args: []string{"docker", "pull", image}, Sudo: true})
+	return docker, containers.KubeletPull(n.ctx, cloud, n.host.Machine, image)
+}
+
+// debian gives the cloud's hosts Debian's login PATH.
+var debian = sim.Options{Setup: func(h *sim.Host) error { return h.Machine.SetLoginPath(ubuntu.DebianLoginPath) }}
+
+func TestDockerIsDetectedWhereTheLoginPATHLacksSbin(t *testing.T) {
+	n, cloud, conn := newNodeIn(t, debian, "docker.io", "cri-tools")
+	// As on Debian: the login user does not find /usr/sbin/dockerd by name.
+	out, err := n.ssh.Run(n.ctx, remote.Cmd{Args: []string{"sh", "-c", `echo "$PATH"; command -v dockerd || echo none`}})
+	if err != nil || !strings.HasSuffix(string(out.Stdout), "none\n") || strings.Contains(string(out.Stdout), "sbin") {
+		t.Fatalf("login PATH on the Debian node: %q, %v", out.Stdout, err)
+	}
+	rts, err := registry.DetectRuntimes(n.ctx, n.ssh)
+	if err != nil || len(rts) != 2 || rts[0] != registry.Docker || rts[1] != registry.Containerd {
+		t.Errorf("DetectRuntimes = %v, %v; want docker and containerd", rts, err)
+	}
+	if _, err := n.trust(conn); err != nil {
+		t.Fatal(err)
+	}
+	img := conn.Server + "/app:1"
+	if d, k := n.pulls(cloud, img); d != nil || k != nil {
+		t.Errorf("after trust: docker pull: %v; kubelet pull: %v", d, k)
+	}
+	if res, err := n.trust(conn); err != nil || res.Changed {
+		t.Errorf("second run: %+v, %v", res, err)
+	}
+}
+
+func TestRegistryNamesSurviveCloudInitAtReboot(t *testing.T) {
+	for _, manage := range []ubuntu.ManageEtcHosts{ubuntu.ManageEtcHostsTrue, ubuntu.ManageEtcHostsLocalhost, ubuntu.ManageEtcHostsFalse} {
+		t.Run(string(manage), func(t *testing.T) {
+			opts := sim.Options{Setup: func(h *sim.Host) error {
+				if manage == ubuntu.ManageEtcHostsTrue {
+					return nil // the image's own setting
+				}
+				return h.FS().WriteFile(ubuntu.CloudConfigFile, []byte("#cloud-config\nmanage_etc_hosts: "+manage+"\n"), 0o600)
+			}}
+			n, cloud, conn := newNodeIn(t, opts, "docker.io", "cri-tools")
+			tmpl, _ := n.host.FS().ReadFile(registry.HostsTemplate)
+			if _, err := n.trust(conn); err != nil {
+				t.Fatal(err)
+			}
+			if err := n.host.Machine.Reboot(); err != nil {
+				t.Fatal(err)
+			}
+			img := conn.Server + "/app:1"
+			if d, k := n.pulls(cloud, img); d != nil || k != nil {
+				hosts, _ := n.host.FS().ReadFile(registry.HostsFile)
+				t.Errorf("after a reboot: docker pull: %v; kubelet pull: %v\n/etc/hosts:\n%s", d, k, hosts)
+			}
+			// The template still renders: its header is first, the block
+			// last, and the rest as it was.
+			now, _ := n.host.FS().ReadFile(registry.HostsTemplate)
+			if !strings.HasPrefix(string(now), string(tmpl)) || !strings.HasSuffix(string(now), "# BEGIN mgmtkit private-registries\n"+conn.HostsString+"\n# END mgmtkit private-registries\n") {
+				t.Errorf("template:\n%s", now)
+			}
+			if res, err := n.trust(conn); err != nil || res.Changed {
+				t.Errorf("after the reboot, a second run: %+v, %v", res, err)
+			}
+			// Without the hosts line, the block goes from both files.
+			conn.HostsString = ""
+			if _, err := n.trust(conn); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{registry.HostsFile, registry.HostsTemplate} {
+				if b, _ := n.host.FS().ReadFile(f); strings.Contains(string(b), "registry.example.net") {
+					t.Errorf("%s keeps the name:\n%s", f, b)
+				}
+			}
+		})
+	}
+}
