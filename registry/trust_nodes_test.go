@@ -1,49 +1,28 @@
 package registry_test
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
-	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
 
-// newNodeIn is newNodeWith in a cloud made with opts, and an HTTP
-// registry serving app:1 that the cloud's network reaches at
-// 192.168.0.30:5000; the node finds it by name only through the
-// connection's hosts_string.
-func newNodeIn(t *testing.T, opts sim.Options, packages ...string) (*node, *sim.Cloud, registry.Connection) {
+// newNodeWithRegistry is newNodeIn, and an HTTP registry serving app:1
+// that the cloud's network reaches at 192.168.0.30:5000; the node finds
+// it by name only through the connection's hosts_string.
+func newNodeWithRegistry(t *testing.T, opts sim.Options, packages ...string) (*node, *sim.Cloud, registry.Connection) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	cloud := sim.Start(t, opts)
-	topo, err := sim.KubernetesCluster(sampleRequest(t, "instantiate_cir_k8s_cluster.json").AdditionalParams,
-		sim.ClusterShape{Masters: 1, Packages: packages})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := cloud.Build(topo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := v.HostsWithRole(lcm.RoleMaster)[0]
-	c, err := cloud.Connect(ctx, h.Node(), "ubuntu", "ubuntu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	n := newNodeIn(t, opts, packages...)
 	reg := containers.NewRegistry(containers.RegistryOptions{})
 	reg.Push("app:1")
-	cloud.AddExternalRegistry("192.168.0.30", 5000, reg)
+	n.cloud.AddExternalRegistry("192.168.0.30", 5000, reg)
 	conn := httpConn("registry.example.net:5000")
 	conn.HostsString = "192.168.0.30 registry.example.net"
-	return &node{t: t, ctx: ctx, host: h, ssh: c}, cloud, conn
+	return n, n.cloud, conn
 }
 
 // pulls reports how `sudo docker pull` and the kubelet (under containerd)
@@ -58,7 +37,7 @@ func (n *node) pulls(cloud *sim.Cloud, image string) (docker, kubelet error) {
 var debian = sim.Options{Setup: func(h *sim.Host) error { return h.Machine.SetLoginPath(ubuntu.DebianLoginPath) }}
 
 func TestDockerIsDetectedWhereTheLoginPATHLacksSbin(t *testing.T) {
-	n, cloud, conn := newNodeIn(t, debian, "docker.io", "cri-tools")
+	n, cloud, conn := newNodeWithRegistry(t, debian, "docker.io", "cri-tools")
 	// As on Debian: the login user does not find /usr/sbin/dockerd by name.
 	out, err := n.ssh.Run(n.ctx, remote.Cmd{Args: []string{"sh", "-c", `echo "$PATH"; command -v dockerd || echo none`}})
 	if err != nil || !strings.HasSuffix(string(out.Stdout), "none\n") || strings.Contains(string(out.Stdout), "sbin") {
@@ -89,7 +68,7 @@ func TestRegistryNamesSurviveCloudInitAtReboot(t *testing.T) {
 				}
 				return h.FS().WriteFile(ubuntu.CloudConfigFile, []byte("#cloud-config\nmanage_etc_hosts: "+manage+"\n"), 0o600)
 			}}
-			n, cloud, conn := newNodeIn(t, opts, "docker.io", "cri-tools")
+			n, cloud, conn := newNodeWithRegistry(t, opts, "docker.io", "cri-tools")
 			tmpl, _ := n.host.FS().ReadFile(registry.HostsTemplate)
 			if _, err := n.trust(conn); err != nil {
 				t.Fatal(err)
@@ -122,5 +101,35 @@ func TestRegistryNamesSurviveCloudInitAtReboot(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An empty connection list takes the block out of cloud-init's template
+// too, even when /etc/hosts no longer has it (someone edited it) and the
+// state file records nothing (no runtime was configured): the next
+// reboot would bring the name back otherwise.
+func TestNoConnectionsClearTheTemplateBlock(t *testing.T) {
+	n, _, conn := newNodeWithRegistry(t, sim.Options{}, "docker.io", "cri-tools")
+	hostsOnly := registry.TrustOptions{Runtimes: []registry.Runtime{}}
+	if _, err := registry.ConfigureRegistryTrust(n.ctx, n.ssh, []registry.Connection{conn}, hostsOnly); err != nil {
+		t.Fatal(err)
+	}
+	hosts, err := n.host.FS().ReadFile(registry.HostsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited, err := remote.ReplaceBlock(hosts, registry.HostsBlock, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.write(registry.HostsFile, string(edited))
+	if res, err := registry.ConfigureRegistryTrust(n.ctx, n.ssh, nil, hostsOnly); err != nil || !res.Changed {
+		t.Fatalf("no connections: %+v, %v", res, err)
+	}
+	if b, _ := n.host.FS().ReadFile(registry.HostsTemplate); strings.Contains(string(b), "registry.example.net") {
+		t.Errorf("%s keeps the name:\n%s", registry.HostsTemplate, b)
+	}
+	if res, err := registry.ConfigureRegistryTrust(n.ctx, n.ssh, nil, hostsOnly); err != nil || res.Changed {
+		t.Errorf("a second run without connections: %+v, %v", res, err)
 	}
 }
