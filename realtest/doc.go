@@ -6,10 +6,10 @@
 //
 // # What runs for real
 //
-// [registry.ConfigureRegistryTrust] runs over SSH (a real OpenSSH sshd on
+// [github.com/mgmtkit/mgmtkit/registry.ConfigureRegistryTrust] runs over SSH (a real OpenSSH sshd on
 // 127.0.0.1, internal/sshdtest, as a throwaway user whose sudo asks for
 // its password) against this machine, with private_registry_connection_info
-// decoded by [lcm.DecodeParams] into [registry.ClusterParams] from JSON, as
+// decoded by lcm.DecodeParams into registry.ClusterParams from JSON, as
 // a driver decodes it, and the CA read from a VNF package directory the
 // test builds. Then:
 //
@@ -35,7 +35,7 @@
 //     when it starts here: the daemon.json insecure-registries reload
 //     (SIGHUP) makes `docker pull` of the HTTP registry by name work, and
 //     mgmtkit's `docker login --password-stdin` makes `docker pull` of the
-//     private image work; [registry.ReadImageArchive] reads a real
+//     private image work; registry.ReadImageArchive reads a real
 //     `docker save` of the tiny image.
 //
 // The registry and login passwords are looked for, and must not be found,
@@ -76,9 +76,3 @@
 // every test skips saying why; a missing program is a failure that says to
 // run ./test.sh.
 package realtest
-
-import (
-	// For the doc links.
-	_ "github.com/mgmtkit/mgmtkit/lcm"
-	_ "github.com/mgmtkit/mgmtkit/registry"
-)

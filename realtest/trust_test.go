@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"context"
 	"os"
-		"testing"
+	"testing"
+	"time"
 
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -16,6 +17,12 @@ import (
 func TestRegistryTrust(t *testing.T) {
 	e := newEnv(t)
 	t.Cleanup(func() { e.checkNoSecrets(t) })
+	// Started first, so that it has run for a while when its turn comes.
+	dockerSince := time.Now()
+	dockerd, err := e.startDockerd(t)
+	if err != nil {
+		t.Logf("dockerd does not run here: %v", err)
+	}
 
 	t.Run("containerd", func(t *testing.T) {
 		e.freshNode(t, e.origConfig)
@@ -86,6 +93,8 @@ func TestRegistryTrust(t *testing.T) {
 		e.mustTrust(t, registry.Containerd)
 		e.checkPulls(t)
 	})
+
+	t.Run("docker", func(t *testing.T) { testDocker(t, e, dockerd, dockerSince) })
 }
 
 // moveAside moves mgmtkit's files out of the way (the hosts.toml
