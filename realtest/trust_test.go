@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +57,24 @@ func TestRegistryTrust(t *testing.T) {
 			}
 			restore()
 			e.checkPulls(t)
+		})
+
+		// The CA and the name alone do not get the private image: the
+		// credentials the kubelet reads from mgmtkit's config.json do.
+		t.Run("without_kubelet_credentials_private_pull_fails", func(t *testing.T) {
+			aside := registry.KubeletAuthFile + ".aside"
+			if err := os.Rename(registry.KubeletAuthFile, aside); err != nil {
+				t.Fatal(err)
+			}
+			defer os.Rename(aside, registry.KubeletAuthFile)
+			if err := e.kubelet.remove(context.Background(), e.private.image()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.kubelet.pull(context.Background(), e.private.image()); err == nil {
+				t.Errorf("CRI PullImage %s succeeded without credentials", e.private.image())
+			} else if !strings.Contains(err.Error(), "401") && !strings.Contains(err.Error(), "nauthorized") {
+				t.Errorf("CRI PullImage %s without credentials: %v, want an authorization failure", e.private.image(), err)
+			}
 		})
 	})
 
