@@ -2,12 +2,15 @@
 # The one test command: installs what the tests need when it is missing,
 # then runs every check CI runs.
 #
-#   ./test.sh            gofmt, go vet, staticcheck, go test -race ./...
+#   ./test.sh            gofmt, go vet, staticcheck, go test -race ./...,
+#                        in the SDK's module and in realtest/
 #   ./test.sh -run Foo   extra arguments go to `go test`
 #
-# Needs: Go 1.26. On Debian it installs openssh-server and sudo with apt-get
-# when it runs as root (the transport tests start a real sshd on 127.0.0.1
-# and skip, saying so, when it is not there), and staticcheck with go install.
+# Needs: Go 1.26. On Debian it installs with apt-get, when it runs as root,
+# openssh-server and sudo (the transport tests start a real sshd on
+# 127.0.0.1 and skip, saying so, when it is not there) and containerd, runc,
+# docker-registry and docker.io (realtest/ checks registry trust against
+# them), and staticcheck with go install.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -17,6 +20,10 @@ missing=()
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 command -v sudo >/dev/null || missing+=(sudo)
 command -v sftp >/dev/null || missing+=(openssh-client)
+[ -x /usr/bin/containerd ] || missing+=(containerd)
+[ -x /usr/sbin/runc ] || [ -x /usr/bin/runc ] || missing+=(runc)
+[ -x /usr/bin/docker-registry ] || missing+=(docker-registry)
+[ -x /usr/sbin/dockerd ] || missing+=(docker.io)
 if [ ${#missing[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		echo "==> installing ${missing[*]}"
@@ -24,7 +31,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 		apt-get update -qq
 		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 	else
-		echo "==> not installing ${missing[*]} (needs root and apt-get): the real-sshd tests will be skipped"
+		echo "==> not installing ${missing[*]} (needs root and apt-get): the real-sshd and real-runtime tests will be skipped"
 	fi
 fi
 
@@ -42,11 +49,18 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 
-echo "==> go vet"
-go vet ./...
+# realtest/ is a module of its own (its dependencies stay out of the SDK's
+# go.mod), so each check runs in both modules.
+for mod in . realtest; do
+	echo "==> go vet ($mod)"
+	(cd "$mod" && go vet ./...)
 
-echo "==> staticcheck"
-"$gobin/staticcheck" ./...
+	echo "==> staticcheck ($mod)"
+	(cd "$mod" && "$gobin/staticcheck" ./...)
+done
 
-echo "==> go test -race"
+echo "==> go test -race (.)"
 go test -race -count=1 "$@" ./...
+
+echo "==> go test -race (realtest)"
+(cd realtest && go test -race -count=1 "$@" ./...)

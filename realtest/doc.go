@@ -1,0 +1,78 @@
+// Package realtest checks registry trust against real software on this
+// machine, where the rest of the repository's tests use the simulated
+// runtimes of internal/sim. It is a Go module of its own, so that its
+// dependencies (go-containerregistry, the CRI API and gRPC) never enter
+// the SDK's go.mod; it has no non-test code.
+//
+// # What runs for real
+//
+// [github.com/mgmtkit/mgmtkit/registry.ConfigureRegistryTrust] runs over SSH (a real OpenSSH sshd on
+// 127.0.0.1, internal/sshdtest, as a throwaway user whose sudo asks for
+// its password) against this machine, with private_registry_connection_info
+// decoded by lcm.DecodeParams into registry.ClusterParams from JSON, as
+// a driver decodes it, and the CA read from a VNF package directory the
+// test builds. Then:
+//
+//   - three CNCF distribution registries (Debian's docker-registry 2.8.2)
+//     on free ports of 127.0.0.1: plain HTTP, TLS with a CA the test
+//     creates, and TLS plus htpasswd basic auth, each reached by a DNS
+//     name that only the hosts_string lines mgmtkit writes into /etc/hosts
+//     resolve; the test pushes a tiny one-layer image into each with
+//     go-containerregistry;
+//   - containerd (Debian's 1.6.20, with the node's own
+//     /etc/containerd/config.toml, its root, state and socket under the
+//     test's directory) pulls each image through its CRI image service
+//     (runtime.v1.ImageService/PullImage), with the credentials the
+//     kubelet would read from the /var/lib/kubelet/config.json mgmtkit
+//     wrote, matched as the kubelet's keyring does;
+//   - a second run reports unchanged and containerd keeps its PID; with
+//     mgmtkit's files moved aside and the images removed (CRI RemoveImage)
+//     the same pulls fail;
+//   - containerd 2.x's list-valued default config_path and a legacy
+//     registry.configs entry holding only credentials (issue #9, bugs 1
+//     and 4), in a version 2 config that containerd 1.6 reads;
+//   - dockerd (Debian's docker.io 20.10, --iptables=false --bridge=none),
+//     when it starts here: the daemon.json insecure-registries reload
+//     (SIGHUP) makes `docker pull` of the HTTP registry by name work, and
+//     mgmtkit's `docker login --password-stdin` makes `docker pull` of the
+//     private image work; registry.ReadImageArchive reads a real
+//     `docker save` of the tiny image.
+//
+// The registry and login passwords are looked for, and must not be found,
+// in sshd's log, in every command line the login shell ran, and in
+// mgmtkit's debug log.
+//
+// # The private view of the machine
+//
+// TestMain re-executes the test binary in a new mount namespace
+// (exec.Cmd with SysProcAttr.Unshareflags CLONE_NEWNS, which also makes
+// every mount private) and there mounts overlayfs over /etc, /root, /home,
+// /var/lib and /run with their upper directories in a temporary directory.
+// Every process the tests start (sshd and its users' sudo, useradd,
+// containerd, the registries, dockerd) sees that private view, and the
+// machine's own files never change. There is no systemd here, so a
+// stand-in script is bind-mounted over /usr/bin/systemctl: it hands
+// try-restart, try-reload-or-restart, is-active and daemon-reload to the
+// test process, which restarts containerd and sends dockerd SIGHUP, as
+// their systemd units do. Everything else is the real program.
+//
+// # What remains simulated only
+//
+// containerd 1.7 and 2.x (not packaged in Debian 12), CRI-O, Ubuntu's
+// login PATH, cloud-init's /etc/hosts regeneration at boot and the
+// kubelet itself (its credential matching is re-implemented from
+// kubernetes/kubernetes pkg/credentialprovider/keyring.go) stay covered
+// by the fakes of internal/sim and by registry's own tests.
+//
+// # Running it
+//
+// As root on Debian 12 with containerd, runc, docker-registry, docker.io,
+// openssh-server and sudo installed (./test.sh installs them with apt-get
+// and runs this module too):
+//
+//	cd realtest && go test -race -count=1 ./...
+//
+// Not as root, or where a mount namespace or the overlays cannot be made,
+// every test skips saying why; a missing program is a failure that says to
+// run ./test.sh.
+package realtest
