@@ -74,19 +74,21 @@ func docker(t *testing.T, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
-// testDocker configures a node running dockerd (started at since) and
+// testDocker configures a node running dockerd and
 // containerd, then pulls with the real docker CLI.
-func testDocker(t *testing.T, e *env, d *daemon, since time.Time) {
+func testDocker(t *testing.T, e *env, d *daemon) {
 	if d == nil {
 		t.Skip("dockerd does not run here, so the Docker checks are skipped")
 	}
 	e.freshNode(t, e.origConfig)
-	// dockerd resolves names with Go's resolver, which keeps /etc/hosts
-	// for 5 s after reading it (net/hosts.go, cacheMaxAge) and so misses
-	// the lines mgmtkit has just written when it looked a name up in the
-	// 5 s before: `docker login` then fails with "no such host". A node's
-	// dockerd has run longer than that; so must this one.
-	time.Sleep(time.Until(since.Add(6 * time.Second)))
+	// dockerd resolves names with Go's resolver, which answers from the
+	// /etc/hosts it read up to 5 s before (Go's net/hosts.go,
+	// cacheMaxAge): make it read the file now, before mgmtkit adds the
+	// registry names, as a node's dockerd that just pulled something
+	// would. mgmtkit's `docker login` must wait the stale cache out.
+	if out, err := docker(t, "pull", e.private.image()); err == nil || !strings.Contains(out, "lookup "+e.private.host) {
+		t.Fatalf("docker pull %s before trust: %v: %s, want a failed lookup of %s", e.private.image(), err, out, e.private.host)
+	}
 
 	// Bug 2 of issue #9: detection as the login user must find dockerd
 	// in /usr/sbin. Fails until the fix in registry/trust.go

@@ -114,6 +114,12 @@ func privateView(dir string) error {
 			return fmt.Errorf("mount -t overlay -o %s %s: %w", opts, d, err)
 		}
 	}
+	// Names the test does not put in /etc/hosts must not become DNS
+	// queries to the machine's resolver: only loopback may be a target.
+	// Nothing listens on 127.0.0.1:53, so such a lookup fails at once.
+	if err := os.WriteFile("/etc/resolv.conf", []byte("# realtest: no DNS beyond loopback\nnameserver 127.0.0.1\n"), 0o644); err != nil {
+		return fmt.Errorf("private /etc/resolv.conf: %w", err)
+	}
 	standIn := filepath.Join(dir, "systemctl")
 	if err := os.WriteFile(standIn, systemctlScript(filepath.Join(dir, "systemctl.fifo")), 0o755); err != nil {
 		return err

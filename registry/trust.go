@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -896,7 +898,41 @@ func (s *trustState) dockerLogin(ctx context.Context, conns []Connection) error 
 		if c.Username == "" || hasAuth(auths, c) {
 			continue
 		}
-		login := remote.Cmd{
+		if err := s.dockerLoginTo(ctx, c); err != nil {
+			return fmt.Errorf("docker login to %s as %s: %w", c.Server, c.Username, err)
+		}
+		s.did("docker logged in to %s", c.Server)
+	}
+	return nil
+}
+
+// hostOf is a server's host: its name or address, without the port.
+func hostOf(server string) string {
+	if host, _, err := net.SplitHostPort(server); err == nil {
+		return host
+	}
+	return server
+}
+
+// hostsCacheAge is how long dockerd may go on answering from an
+// /etc/hosts it read before this run rewrote it: dockerd resolves with
+// Go's resolver, which re-reads the file at most every 5 s (Go's
+// src/net/hosts.go, cacheMaxAge), so a registry name just added can fail
+// to resolve for that long ("no such host" from DNS). Found against the
+// real dockerd 20.10 (realtest).
+const hostsCacheAge = 5 * time.Second
+
+// dockerLoginTo logs Docker in to one registry, the password on standard
+// input, asking again while dockerd cannot resolve the registry's name,
+// for as long as it may still answer from an /etc/hosts older than this
+// run's; any other failure is final.
+func (s *trustState) dockerLoginTo(ctx context.Context, c Connection) error {
+	deadline := time.Now().Add(hostsCacheAge + time.Second)
+	// Go's net.DNSError reads "lookup NAME on SERVER: ..." or "lookup
+	// NAME: ...".
+	lookup := "lookup " + strings.Trim(hostOf(c.Server), "[]")
+	for {
+		_, err := s.h.Run(ctx, remote.Cmd{
 			Args:    []string{"docker", "login", "--username", c.Username, "--password-stdin", c.Server},
 			Stdin:   strings.NewReader(c.Password.Reveal() + "\n"),
 			Sudo:    true,
@@ -904,11 +940,15 @@ func (s *trustState) dockerLogin(ctx context.Context, conns []Connection) error 
 			// Logging in again is harmless; the password is re-read from
 			// the start of Stdin.
 			Idempotent: true,
+		})
+		var ce *remote.CommandError
+		if err == nil || !errors.As(err, &ce) || !strings.Contains(ce.Stderr, lookup) || time.Now().After(deadline) {
+			return err
 		}
-		if _, err := s.h.Run(ctx, login); err != nil {
-			return fmt.Errorf("docker login to %s as %s: %w", c.Server, c.Username, err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(500 * time.Millisecond):
 		}
-		s.did("docker logged in to %s", c.Server)
 	}
-	return nil
 }

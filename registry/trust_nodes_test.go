@@ -133,3 +133,40 @@ func TestNoConnectionsClearTheTemplateBlock(t *testing.T) {
 		t.Errorf("a second run without connections: %+v, %v", res, err)
 	}
 }
+
+// dockerd resolves registry names with Go's resolver, which answers from
+// the /etc/hosts it read up to 5 s ago: right after the run rewrote the
+// file, `docker login` may fail with "no such host" (seen on the real
+// dockerd 20.10 in realtest). The login is asked again until the cache
+// must have expired; any other failure is reported at once.
+func TestDockerLoginWaitsOutDockerdsHostsCache(t *testing.T) {
+	const noSuchHost = "Error response from daemon: Get \"https://registry.example.com:5000/v2/\": dial tcp: lookup registry.example.com on 127.0.0.53:53: no such host\n"
+	for _, tc := range []struct {
+		name    string
+		stderr  string
+		wantErr bool
+	}{
+		{"stale hosts cache", noSuchHost, false},
+		{"wrong password", "Error response from daemon: login attempt to https://registry.example.com:5000/v2/ failed with status: 401 Unauthorized\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := newNode(t)
+			conn := n.serve("alice", "s3cret-pw")
+			n.host.SSH.FailProgram("docker", 2, 1, tc.stderr)
+			_, err := n.trust(conn)
+			logins := len(n.host.SSH.CallsTo("docker"))
+			if tc.wantErr {
+				if err == nil || logins != 1 {
+					t.Fatalf("err = %v after %d docker calls, want the failure after 1", err, logins)
+				}
+				return
+			}
+			if err != nil || logins != 3 {
+				t.Fatalf("err = %v after %d docker calls, want success on the third", err, logins)
+			}
+			if _, err := n.ssh.Run(n.ctx, remote.Cmd{Args: []string{"docker", "pull", conn.Server + "/app:1"}, Sudo: true}); err != nil {
+				t.Errorf("docker pull after the login: %v", err)
+			}
+		})
+	}
+}
