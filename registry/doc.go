@@ -39,7 +39,9 @@
 // runs: a null connection; a connection_type other than "0"/0 (HTTP) or
 // "1"/1 (HTTPS); a server that is not host[:port] (a port with a sign or
 // leading zeros, an IPv6 address with a zone or without brackets, brackets
-// around anything else, a name with a trailing dot); a username without a
+// around anything else, a name with a trailing dot); an IPv6 server over
+// HTTP without a port (dockerd refuses "[addr]" in insecure-registries and
+// then does not start); a username without a
 // password or the reverse (Tacker's silent default "tacker"/"tacker" is
 // gone); a username with white space, ':', ';', control characters or a
 // leading '-' (it becomes a `docker login --username` value); a

@@ -297,6 +297,12 @@ func (c *Connection) Validate(v *lcm.Validator) {
 	if c.Server != "" {
 		if p := checkServer(c.Server); p != nil {
 			p.report(v.At("server"))
+		} else if c.ConnectionType != nil && *c.ConnectionType == HTTP && strings.HasPrefix(c.Server, "[") && strings.HasSuffix(c.Server, "]") {
+			// dockerd 20.10 (moby registry/config.go validateHostPort)
+			// refuses "[fd00::1]" in insecure-registries ("invalid host")
+			// and then does not start; with a port it is valid. Checked
+			// against the real dockerd 20.10.24.
+			v.At("server").Errorf("an IPv6 registry over HTTP needs its port (%s:5000): dockerd refuses %s in insecure-registries and then does not start", c.Server, c.Server)
 		}
 	}
 	if (c.Username == "") != c.Password.IsZero() {

@@ -257,6 +257,8 @@ func TestLaxInputIsRejected(t *testing.T) {
 			prefix + `server: has host "[fe80::1%eth0]", which has an IPv6 zone; a registry address cannot have one`},
 		{"IPv6 zone without port", `{"connection_type": 0, "server": "[fe80::1%25eth0]"}`,
 			prefix + `server: has host "[fe80::1%25eth0]", which has an IPv6 zone; a registry address cannot have one`},
+		{"IPv6 over HTTP without a port", `{"connection_type": 0, "server": "[fd00::1]"}`,
+			prefix + `server: an IPv6 registry over HTTP needs its port ([fd00::1]:5000): dockerd refuses [fd00::1] in insecure-registries and then does not start`},
 		{"bracketed name", `{"connection_type": 0, "server": "[registry.example.com]:5000"}`,
 			prefix + `server: has host "[registry.example.com]", but only an IPv6 address goes in brackets`},
 		{"bracketed IPv4", `{"connection_type": 0, "server": "[192.168.0.10]"}`,
@@ -305,7 +307,7 @@ func TestLaxInputIsRejected(t *testing.T) {
 	for _, conn := range []string{
 		`{"connection_type": 0, "server": "192.168.0.10:5000"}`,
 		`{"connection_type": 0, "server": "[2001:db8::1]:5000"}`,
-		`{"connection_type": 0, "server": "[2001:db8::1]"}`,
+		`{"connection_type": 1, "server": "[2001:db8::1]"}`,
 		`{"connection_type": 0, "server": "r:65535", "hosts_string": "2001:db8::1 r.example.com"}`,
 		`{"connection_type": 1, "server": "` + strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 61) + `:65535", "username": "robot$ci+pull@example.com", "password": "p"}`,
 	} {
