@@ -32,11 +32,18 @@
 //     registry.configs entry holding only credentials (issue #9, bugs 1
 //     and 4), in a version 2 config that containerd 1.6 reads;
 //   - dockerd (Debian's docker.io 20.10, --iptables=false --bridge=none),
-//     when it starts here: the daemon.json insecure-registries reload
-//     (SIGHUP) makes `docker pull` of the HTTP registry by name work, and
-//     mgmtkit's `docker login --password-stdin` makes `docker pull` of the
-//     private image work; registry.ReadImageArchive reads a real
+//     when it starts here: runtime detection as the login user, whose
+//     PATH lacks /usr/sbin, finds it (bug 2); the daemon.json
+//     insecure-registries reload (SIGHUP) makes `docker pull` of the HTTP
+//     registry by name work, and mgmtkit's `docker login
+//     --password-stdin` makes `docker pull` of the private image work,
+//     although dockerd read /etc/hosts just before the run and Go's
+//     resolver keeps it for 5 s; registry.ReadImageArchive reads a real
 //     `docker save` of the tiny image.
+//
+// Names the tests do not put in /etc/hosts are looked up at 127.0.0.1
+// (the private view's resolv.conf), where nothing answers: no query
+// leaves loopback.
 //
 // The registry and login passwords are looked for, and must not be found,
 // in sshd's log, in every command line the login shell ran, and in

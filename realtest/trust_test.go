@@ -99,8 +99,7 @@ func TestRegistryTrust(t *testing.T) {
 
 	// Bug 4 of issue #9: a legacy registry.configs entry holding only
 	// credentials, which containerd accepts beside config_path (only
-	// mirrors and configs.<host>.tls are refused). Fails until the fix in
-	// registry/trust.go (planContainerd) lands.
+	// mirrors and configs.<host>.tls are refused).
 	t.Run("containerd_credentials_only_legacy_config_bug4", func(t *testing.T) {
 		e.freshNode(t, []byte(`version = 2
 
