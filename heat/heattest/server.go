@@ -85,7 +85,10 @@ type Server struct {
 	roles                      [][2]string // id, name
 	catalogIDs                 map[string]string
 
-	tokens     map[string]*token
+	tokens map[string]*token
+	// requests has a mutex of its own: a request is recorded as its
+	// response starts, which handlers do while holding mu.
+	reqMu      sync.Mutex
 	requests   []Request
 	failN      int
 	failStatus int
@@ -282,10 +285,11 @@ func (s *Server) CloudsYAML(cloud string) []byte {
 }
 
 // Requests returns every request served so far, in the order their
-// responses completed.
+// responses started; a request is listed before its client can have the
+// response.
 func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.reqMu.Lock()
+	defer s.reqMu.Unlock()
 	return append([]Request(nil), s.requests...)
 }
 
@@ -352,9 +356,16 @@ func (s *Server) tickLocked() time.Time {
 // separates segments: a name can never hold a "/", and no dot segments
 // are resolved.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	p := r.URL.Path
 	raw, _, _ := strings.Cut(r.RequestURI, "?")
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	// Recorded as the response starts, so that a client that has its
+	// response finds its request among Requests.
+	rec.record = func(status int) {
+		s.reqMu.Lock()
+		s.requests = append(s.requests, Request{Method: r.Method, Path: p, RawPath: raw, Query: r.URL.RawQuery, Status: status})
+		s.reqMu.Unlock()
+	}
 	switch {
 	case p == "/" || p == "/identity" || p == "/identity/":
 		s.serveVersions(rec, r)
@@ -365,26 +376,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(rec, http.StatusNotFound, keystoneError(http.StatusNotFound, "Could not find the requested URL."), nil)
 	}
-	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: p, RawPath: raw, Query: r.URL.RawQuery, Status: rec.status})
-	s.mu.Unlock()
+	if !rec.wrote {
+		rec.WriteHeader(http.StatusOK)
+	}
 }
 
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
 	wrote  bool
+	record func(status int) // called once, with the status, before it is sent
 }
 
 func (w *statusRecorder) WriteHeader(code int) {
 	if !w.wrote {
 		w.status, w.wrote = code, true
+		w.record(code)
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusRecorder) Write(b []byte) (int, error) {
-	w.wrote = true
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
 	return w.ResponseWriter.Write(b)
 }
 
