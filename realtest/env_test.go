@@ -56,6 +56,12 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e.origConfig, _ = os.ReadFile(registry.ContainerdConfig)
+	// The private view outlives a test (go test -count=N runs it again in
+	// the same namespace): leave /etc/hosts and config.toml as found.
+	t.Cleanup(func() {
+		writeFile(t, registry.HostsFile, e.origHosts, 0o644)
+		writeFile(t, registry.ContainerdConfig, e.origConfig, 0o644)
+	})
 
 	p := newPKI(t, filepath.Join(e.dir, "pki"), "secure.example.com", "private.example.com")
 	e.plain = startRegistry(t, filepath.Join(e.dir, "plain"), "plain.example.com", nil, "", "")
