@@ -181,13 +181,7 @@ func duplicateServers(conns []Connection) []duplicate {
 // insecure-registries and certs.d by the same string. A server that is
 // not host[:port] is returned in lower case.
 func CanonicalServer(server string) string {
-	host, port, err := net.SplitHostPort(server)
-	if err != nil {
-		host, port = server, ""
-		if inner, ok := strings.CutPrefix(server, "["); ok {
-			host = strings.TrimSuffix(inner, "]")
-		}
-	}
+	host, port := splitServer(server)
 	if ip, err := netip.ParseAddr(host); err == nil {
 		host = ip.String()
 		if ip.Is6() {
@@ -200,6 +194,18 @@ func CanonicalServer(server string) string {
 		return host
 	}
 	return host + ":" + port
+}
+
+// splitServer splits a server, host[:port], into its host (an IPv6
+// address without its brackets) and its port ("" when it has none).
+func splitServer(server string) (host, port string) {
+	if h, p, err := net.SplitHostPort(server); err == nil {
+		return h, p
+	}
+	if inner, ok := strings.CutPrefix(server, "["); ok {
+		return strings.TrimSuffix(inner, "]"), ""
+	}
+	return server, ""
 }
 
 // ConnectionType is connection_type: how nodes talk to a registry.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -193,9 +194,9 @@ func TestBadInstallParameters(t *testing.T) {
 
 func TestMergeInsecureKeepsOtherSettings(t *testing.T) {
 	old := []byte(`{"exec-opts": ["native.cgroupdriver=systemd"], "log-opts": {"max-size": "100m"}, "max-concurrent-downloads": 3, "insecure-registries": ["old:5000"]}`)
-	b, changed, err := mergeInsecure(old, []string{"old:5000", "new:5000"})
-	if err != nil || !changed {
-		t.Fatalf("changed %v, %v", changed, err)
+	b, added, err := mergeInsecure(old, []string{"old:5000", "new:5000"})
+	if err != nil || b == nil || !slices.Equal(added, []string{"new:5000"}) {
+		t.Fatalf("added %q, %v", added, err)
 	}
 	var cfg map[string]any
 	if err := json.Unmarshal(b, &cfg); err != nil {
@@ -207,7 +208,7 @@ func TestMergeInsecureKeepsOtherSettings(t *testing.T) {
 	if cfg["max-concurrent-downloads"] != float64(3) || cfg["log-opts"].(map[string]any)["max-size"] != "100m" {
 		t.Errorf("other settings lost: %s", b)
 	}
-	if _, changed, _ := mergeInsecure(b, []string{"new:5000"}); changed {
+	if again, _, _ := mergeInsecure(b, []string{"new:5000"}); again != nil {
 		t.Error("a second merge changed the file")
 	}
 	if _, _, err := mergeInsecure([]byte("{not json"), []string{"x"}); err == nil {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"net"
 	"path"
 	"slices"
 	"strconv"
@@ -493,14 +492,15 @@ func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection
 }
 
 // mergeInsecure adds servers to daemon.json's insecure-registries and
-// takes the entries remove away, keeping every other setting.
-func mergeInsecure(old []byte, servers []string, remove ...string) ([]byte, bool, error) {
+// takes the entries remove away, keeping every other setting. It returns
+// the new file (nil when nothing changes) and the servers it added.
+func mergeInsecure(old []byte, servers []string, remove ...string) ([]byte, []string, error) {
 	cfg := map[string]any{}
 	if len(bytes.TrimSpace(old)) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(old))
 		dec.UseNumber()
 		if err := dec.Decode(&cfg); err != nil {
-			return nil, false, fmt.Errorf("%s is not a JSON object (%v): fix it by hand; mgmtkit will not overwrite it", DockerDaemonJSON, err)
+			return nil, nil, fmt.Errorf("%s is not a JSON object (%v): fix it by hand; mgmtkit will not overwrite it", DockerDaemonJSON, err)
 		}
 	}
 	var list []any
@@ -509,21 +509,22 @@ func mergeInsecure(old []byte, servers []string, remove ...string) ([]byte, bool
 	case []any:
 		list = v
 	default:
-		return nil, false, fmt.Errorf("%s: insecure-registries is not a list", DockerDaemonJSON)
+		return nil, nil, fmt.Errorf("%s: insecure-registries is not a list", DockerDaemonJSON)
 	}
-	list, changed := removeEntries(list, remove)
+	list, removed := removeEntries(list, remove)
+	var added []string
 	for _, srv := range servers {
 		if !slices.Contains(list, any(srv)) {
 			list = append(list, srv)
-			changed = true
+			added = append(added, srv)
 		}
 	}
-	if !changed {
-		return old, false, nil
+	if !removed && len(added) == 0 {
+		return nil, nil, nil
 	}
 	cfg["insecure-registries"] = list
 	b, err := json.MarshalIndent(cfg, "", "  ")
-	return append(b, '\n'), true, err
+	return append(b, '\n'), added, err
 }
 
 // reload makes a daemon pick up its changed file and removes its pending
@@ -906,14 +907,6 @@ func (s *trustState) dockerLogin(ctx context.Context, conns []Connection) error 
 	return nil
 }
 
-// hostOf is a server's host: its name or address, without the port.
-func hostOf(server string) string {
-	if host, _, err := net.SplitHostPort(server); err == nil {
-		return host
-	}
-	return server
-}
-
 // hostsCacheAge is how long dockerd may go on answering from an
 // /etc/hosts it read before this run rewrote it: dockerd resolves with
 // Go's resolver, which re-reads the file at most every 5 s (Go's
@@ -930,7 +923,8 @@ func (s *trustState) dockerLoginTo(ctx context.Context, c Connection) error {
 	deadline := time.Now().Add(hostsCacheAge + time.Second)
 	// Go's net.DNSError reads "lookup NAME on SERVER: ..." or "lookup
 	// NAME: ...".
-	lookup := "lookup " + strings.Trim(hostOf(c.Server), "[]")
+	host, _ := splitServer(c.Server)
+	lookup := "lookup " + host
 	for {
 		_, err := s.h.Run(ctx, remote.Cmd{
 			Args:    []string{"docker", "login", "--username", c.Username, "--password-stdin", c.Server},

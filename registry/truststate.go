@@ -296,24 +296,11 @@ func (s *trustState) planInsecure(insecure []string) error {
 	if len(insecure) == 0 && len(stale) == 0 {
 		return nil
 	}
-	old := s.files[DockerDaemonJSON]
-	merged, changed, err := mergeInsecure(old, insecure, stale...)
+	merged, added, err := mergeInsecure(s.files[DockerDaemonJSON], insecure, stale...)
 	if err != nil {
 		return err
 	}
-	if changed {
-		s.daemonJSON = merged
-	}
-	var cur struct {
-		List []any `json:"insecure-registries"`
-	}
-	json.Unmarshal(old, &cur) // mergeInsecure has judged it
-	var added []string
-	for _, srv := range insecure {
-		if !slices.Contains(cur.List, any(srv)) {
-			added = append(added, srv)
-		}
-	}
+	s.daemonJSON = merged
 	b.next.InsecureRegistries = kept(b.old.InsecureRegistries, insecure, added)
 	return nil
 }
