@@ -5,6 +5,7 @@ go 1.26.0
 replace github.com/mgmtkit/mgmtkit => ../
 
 require (
+	al.essio.dev/pkg/shellescape v1.6.1
 	github.com/google/go-containerregistry v0.22.1
 	github.com/mgmtkit/mgmtkit v0.0.0-00010101000000-000000000000
 	golang.org/x/crypto v0.58.0
@@ -13,7 +14,6 @@ require (
 )
 
 require (
-	al.essio.dev/pkg/shellescape v1.6.1 // indirect
 	github.com/distribution/reference v0.6.0 // indirect
 	github.com/docker/cli v29.7.2+incompatible // indirect
 	github.com/docker/docker-credential-helpers v0.9.3 // indirect

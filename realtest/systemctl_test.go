@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"al.essio.dev/pkg/shellescape"
 )
 
 // systemctlScript is the systemctl stand-in: there is no systemd here, so
@@ -20,13 +22,13 @@ func systemctlScript(fifo string) []byte {
 # mgmtkit realtest: systemctl stand-in, bind-mounted over %[1]s in the
 # test's private mount namespace. The test process serves the request.
 set -eu
-reply=$(mktemp -u %[2]s.reply.XXXXXXXX)
+reply=$(mktemp -u %[2]s)
 mkfifo -m 600 "$reply"
 trap 'rm -f "$reply"' EXIT
-printf '%%s %%s\n' "$reply" "$*" > %[2]s
+printf '%%s %%s\n' "$reply" "$*" > %[3]s
 { read -r code; cat >&2; } < "$reply"
 exit "$code"
-`, systemctlPath, fifo)
+`, systemctlPath, shellescape.Quote(fifo+".reply.XXXXXXXX"), shellescape.Quote(fifo))
 }
 
 // unit is a daemon the stand-in can restart, reload and report on.
