@@ -9,8 +9,8 @@
 # Needs: Go 1.26. On Debian it installs with apt-get, when it runs as root,
 # openssh-server and sudo (the transport tests start a real sshd on
 # 127.0.0.1 and skip, saying so, when it is not there) and containerd, runc,
-# docker-registry and docker.io (realtest/ checks registry trust against
-# them), and staticcheck with go install.
+# docker-registry, docker.io and cloud-init (realtest/ checks registry
+# trust against them), and staticcheck with go install.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -24,6 +24,10 @@ command -v sftp >/dev/null || missing+=(openssh-client)
 [ -x /usr/sbin/runc ] || [ -x /usr/bin/runc ] || missing+=(runc)
 [ -x /usr/bin/docker-registry ] || missing+=(docker-registry)
 [ -x /usr/sbin/dockerd ] || missing+=(docker.io)
+# realtest renders the hosts template mgmtkit edits with cloud-init's own
+# renderer. Note: on a machine that boots with systemd, an installed
+# cloud-init runs at the next boot; the test machines are throwaway.
+[ -f /usr/lib/python3/dist-packages/cloudinit/templater.py ] || missing+=(cloud-init)
 if [ ${#missing[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		echo "==> installing ${missing[*]}"

@@ -39,7 +39,11 @@
 //     --password-stdin` makes `docker pull` of the private image work,
 //     although dockerd read /etc/hosts just before the run and Go's
 //     resolver keeps it for 5 s; registry.ReadImageArchive reads a real
-//     `docker save` of the tiny image.
+//     `docker save` of the tiny image;
+//   - cloud-init (Debian's 22.4): its own renderer (templater.py) renders
+//     the hosts template mgmtkit added its block to into an /etc/hosts
+//     holding every hosts_string line, as at boot with
+//     manage_etc_hosts: true.
 //
 // Names the tests do not put in /etc/hosts are looked up at 127.0.0.1
 // (the private view's resolv.conf), where nothing answers: no query
@@ -66,7 +70,7 @@
 // # What remains simulated only
 //
 // containerd 1.7 and 2.x (not packaged in Debian 12), CRI-O, Ubuntu's
-// login PATH, cloud-init's /etc/hosts regeneration at boot and the
+// login PATH, the boot that runs cloud-init's renderer and the
 // kubelet itself (its credential matching is re-implemented from
 // kubernetes/kubernetes pkg/credentialprovider/keyring.go) stay covered
 // by the fakes of internal/sim and by registry's own tests.

@@ -44,6 +44,9 @@ type env struct {
 	kubelet                *kubelet
 	// The node's files as the machine had them, to reset to.
 	origHosts, origConfig []byte
+	// origTemplate is cloud-init's hosts template as the cloud-init
+	// package installed it.
+	origTemplate []byte
 }
 
 // newEnv starts everything a scenario needs, all stopped when t ends.
@@ -56,11 +59,15 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e.origConfig, _ = os.ReadFile(registry.ContainerdConfig)
+	if e.origTemplate, err = os.ReadFile(registry.HostsTemplate); err != nil {
+		t.Fatalf("cloud-init's hosts template (run ./test.sh, which installs cloud-init): %v", err)
+	}
 	// The private view outlives a test (go test -count=N runs it again in
 	// the same namespace): leave /etc/hosts and config.toml as found.
 	t.Cleanup(func() {
 		writeFile(t, registry.HostsFile, e.origHosts, 0o644)
 		writeFile(t, registry.ContainerdConfig, e.origConfig, 0o644)
+		writeFile(t, registry.HostsTemplate, e.origTemplate, 0o644)
 	})
 
 	p := newPKI(t, filepath.Join(e.dir, "pki"), "secure.example.com", "private.example.com")
@@ -222,6 +229,7 @@ func (e *env) freshNode(t *testing.T, config []byte) {
 		}
 	}
 	writeFile(t, registry.HostsFile, e.origHosts, 0o644)
+	writeFile(t, registry.HostsTemplate, e.origTemplate, 0o644)
 	writeFile(t, registry.ContainerdConfig, config, 0o644)
 	if err := e.containerd.start(); err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ func TestRegistryTrust(t *testing.T) {
 		}
 		t.Logf("first run: %s", res.Detail)
 		t.Run("pulls", e.checkPulls)
+		t.Run("cloud_init_renders_the_hosts_block", e.checkHostsTemplate)
 
 		t.Run("second_run_unchanged", func(t *testing.T) {
 			pid := e.containerd.pid()
