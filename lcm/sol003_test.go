@@ -7,15 +7,25 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
+// readJSON decodes a sample request body of the specs (package samples)
+// or, for the other names, a file of testdata/.
 func readJSON(t *testing.T, name string, into any) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	var b []byte
+	var err error
+	if slices.Contains(samples.Requests(), name) {
+		b, err = samples.Request(name)
+	} else {
+		b, err = os.ReadFile(filepath.Join("testdata", name))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 // A cluster driver decodes private_registry_connection_info with the rest
@@ -83,11 +84,7 @@ func ExampleVNFDriver() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	pkg, err := lcm.OpenPackage("../examples/tour/package")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer pkg.Close()
+	pkg := lcm.NewPackage(samples.VNFPackage())
 
 	driver := &registry.VNFDriver{Plumbing: registry.Plumbing{SSH: cloud.SSHConfigFunc(nil)}}
 	ctx := context.Background()

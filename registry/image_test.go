@@ -10,7 +10,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -18,6 +17,7 @@ import (
 	"github.com/distribution/reference"
 
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 // entry is one tar entry of a test archive.
@@ -114,7 +114,7 @@ func gzipped(b []byte) []byte {
 
 func sampleTar(t testing.TB) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../examples/tour/package/Files/images/private_registry.tar")
+	b, err := fs.ReadFile(samples.VNFPackage(), "Files/images/private_registry.tar")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,24 +4,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 // testPackage is a VNF package with the files the samples name, a file
 // that is not a certificate and an image archive.
 func testPackage(t testing.TB) *lcm.Package {
 	t.Helper()
-	ca, err := os.ReadFile("../examples/tour/package/Files/registries/ca.crt")
+	ca, err := fs.ReadFile(samples.VNFPackage(), "Files/registries/ca.crt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := os.ReadFile("../examples/tour/package/Files/images/private_registry.tar")
+	img, err := fs.ReadFile(samples.VNFPackage(), "Files/images/private_registry.tar")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func decodeCluster(t *testing.T, raw string) (clusterParams, error) {
 
 func sampleRequest(t *testing.T, name string) lcm.InstantiateVnfRequest {
 	t.Helper()
-	b, err := os.ReadFile("../lcm/testdata/" + name)
+	b, err := samples.Request(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func newTrustWorld(t *testing.T) *trustWorld {
 }
 
 // sampleConns are the cir sample's two connections
-// (lcm/testdata/instantiate_cir_k8s_cluster.json), validated.
+// (samples.InstantiateCIRCluster), validated.
 func (w *trustWorld) sampleConns() []registry.Connection {
 	w.t.Helper()
 	var p registry.ClusterParams

@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -18,21 +18,17 @@ import (
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/registry"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 func samplePackage(t testing.TB) *lcm.Package {
 	t.Helper()
-	pkg, err := lcm.OpenPackage("../examples/tour/package")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pkg.Close() })
-	return pkg
+	return lcm.NewPackage(samples.VNFPackage())
 }
 
 func sampleRequest(t testing.TB, name string) *lcm.InstantiateVnfRequest {
 	t.Helper()
-	b, err := os.ReadFile("../lcm/testdata/" + name)
+	b, err := samples.Request(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +202,7 @@ func TestRegistryVNFBadInputRunsNothing(t *testing.T) {
 // withManifest returns the sample image tar with manifest.json replaced.
 func withManifest(t *testing.T, manifest string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../examples/tour/package/Files/images/private_registry.tar")
+	b, err := fs.ReadFile(samples.VNFPackage(), "Files/images/private_registry.tar")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,11 +17,12 @@ import (
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/registry"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 func request(t testing.TB, name string) *lcm.InstantiateVnfRequest {
 	t.Helper()
-	b, err := os.ReadFile("../tour/requests/" + name)
+	b, err := samples.Request(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,11 +59,7 @@ func newCIR(t testing.TB, clusterReq *lcm.InstantiateVnfRequest, shape sim.Clust
 	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx = lcm.WithLogger(ctx, logger)
 	cloud := sim.Start(t, sim.Options{})
-	pkg, err := lcm.OpenPackage("../tour/package")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pkg.Close() })
+	pkg := lcm.NewPackage(samples.VNFPackage())
 	plumbing := registry.Plumbing{SSH: cloud.SSHConfigFunc(logger)}
 
 	// The registry VNF, from the spec's sample request.

@@ -2,21 +2,17 @@ package drivers
 
 import (
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 func TestEverySamplesClusterParamsDecode(t *testing.T) {
-	pkg, err := lcm.OpenPackage("../tour/package")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pkg.Close()
+	pkg := lcm.NewPackage(samples.VNFPackage())
 	for _, name := range []string{"instantiate_cir_k8s_cluster.json", "instantiate_pv_k8s_cluster.json", "instantiate_kubespray.json"} {
-		b, err := os.ReadFile("../tour/requests/" + name)
+		b, err := samples.Request(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +29,7 @@ func TestEverySamplesClusterParamsDecode(t *testing.T) {
 			t.Errorf("%s: %+v", name, p)
 		}
 	}
-	_, err = DecodeClusterParams(json.RawMessage(`{"k8s_cluster_installation_param": {"master_node": {"ssh_cp_name": "m", "username": "u", "password": "p"}, "wroker_node": {}}}`), pkg)
+	_, err := DecodeClusterParams(json.RawMessage(`{"k8s_cluster_installation_param": {"master_node": {"ssh_cp_name": "m", "username": "u", "password": "p"}, "wroker_node": {}}}`), pkg)
 	if err == nil || !strings.Contains(err.Error(), `k8s_cluster_installation_param.wroker_node: unknown key (did you mean "worker_node"?)`) {
 		t.Errorf("a misspelt key: %v", err)
 	}

@@ -27,13 +27,11 @@ package main
 
 import (
 	"context"
-	"embed"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"slices"
@@ -41,17 +39,8 @@ import (
 	"time"
 
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
-
-// The sample VNF package: every file the specs' sample requests name.
-//
-//go:embed package
-var samplePackage embed.FS
-
-// The specs' sample request bodies.
-//
-//go:embed requests/*.json
-var sampleRequests embed.FS
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -152,7 +141,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // inputs are the request bodies and the VNF package the tour runs with.
 type inputs struct {
 	pkg      *lcm.Package
-	requests map[string][]byte // by file name in requests/
+	requests map[string][]byte // by name in package samples
 	// clusterRequest is the InstantiateVnfRequest of the Kubernetes
 	// cluster, from -request or nil for each scenario's sample.
 	clusterRequest *lcm.InstantiateVnfRequest
@@ -162,16 +151,12 @@ type inputs struct {
 func loadInputs(o options) (inputs, error) {
 	var in inputs
 	in.requests = map[string][]byte{}
-	entries, err := fs.ReadDir(sampleRequests, "requests")
-	if err != nil {
-		return in, err
-	}
-	for _, e := range entries {
-		b, err := fs.ReadFile(sampleRequests, "requests/"+e.Name())
+	for _, name := range samples.Requests() {
+		b, err := samples.Request(name)
 		if err != nil {
 			return in, err
 		}
-		in.requests[e.Name()] = b
+		in.requests[name] = b
 	}
 	if o.request != "" {
 		b, err := os.ReadFile(o.request)
@@ -184,16 +169,12 @@ func loadInputs(o options) (inputs, error) {
 		}
 		in.clusterRequest, in.clusterFile = req, o.request
 	}
+	in.pkg = lcm.NewPackage(samples.VNFPackage())
 	if o.pkgDir != "" {
+		var err error
 		if in.pkg, err = lcm.OpenPackage(o.pkgDir); err != nil {
 			return in, fmt.Errorf("-package: %w", err)
 		}
-	} else {
-		sub, err := fs.Sub(samplePackage, "package")
-		if err != nil {
-			return in, err
-		}
-		in.pkg = lcm.NewPackage(sub)
 	}
 	return in, nil
 }

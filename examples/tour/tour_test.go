@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 func runTour(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -120,13 +121,17 @@ func TestTourInputs(t *testing.T) {
 	}
 
 	// A request from a file drives the cluster; a package from a directory.
-	req, err := os.ReadFile("requests/instantiate_pv_k8s_cluster.json")
+	req, err := samples.Request(samples.InstantiatePVCluster)
 	if err != nil {
 		t.Fatal(err)
 	}
 	good := filepath.Join(dir, "req.json")
 	os.WriteFile(good, req, 0o644)
-	code, out, stderr := runTour(t, "-scenario", "pv", "-request", good, "-package", "package", "-json")
+	pkgDir := filepath.Join(dir, "package")
+	if err := os.CopyFS(pkgDir, samples.VNFPackage()); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runTour(t, "-scenario", "pv", "-request", good, "-package", pkgDir, "-json")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -230,7 +235,7 @@ func TestTourNeverPassesSilently(t *testing.T) {
 		{"instantiate_kubespray.json", "kubespray", exitOK, nil},
 	} {
 		t.Run(strings.TrimSuffix(tc.body, ".json")+"/"+tc.scenario, func(t *testing.T) {
-			body := filepath.Join("requests", tc.body)
+			body := sampleFile(t, tc.body)
 			code, out, stderr := runTour(t, "-scenario", tc.scenario, "-request", body, "-json")
 			if code != tc.want {
 				t.Fatalf("-json: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.want, out, stderr)
@@ -273,12 +278,27 @@ func TestTourNeverPassesSilently(t *testing.T) {
 	}
 
 	// Bodies that are no InstantiateVnfRequest at all are bad input.
-	for _, body := range []string{"scale_in.json", "scale_out.json"} {
-		code, out, stderr := runTour(t, "-scenario", "scale", "-request", filepath.Join("requests", body), "-json")
+	for _, body := range []string{samples.ScaleIn, samples.ScaleOut} {
+		code, out, stderr := runTour(t, "-scenario", "scale", "-request", sampleFile(t, body), "-json")
 		if code != exitUsage || !strings.Contains(stderr, "additionalParams is missing") {
 			t.Errorf("%s: exit %d, stderr %q; want %d and the missing additionalParams\n%s", body, code, stderr, exitUsage, out)
 		}
 	}
+}
+
+// sampleFile writes the sample request name to a file and returns its
+// path, for -request.
+func sampleFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := samples.Request(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }
 
 // TestTourReportsSkippedOperations corrupts the layer of the registry
@@ -290,7 +310,7 @@ func TestTourNeverPassesSilently(t *testing.T) {
 // reported as skipped, with that failure as the reason; the tour exits 1.
 func TestTourReportsSkippedOperations(t *testing.T) {
 	pkg := filepath.Join(t.TempDir(), "package")
-	if err := os.CopyFS(pkg, os.DirFS("package")); err != nil {
+	if err := os.CopyFS(pkg, samples.VNFPackage()); err != nil {
 		t.Fatal(err)
 	}
 	corruptLayers(t, filepath.Join(pkg, "Files/images/private_registry.tar"))

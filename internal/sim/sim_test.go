@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,11 +13,12 @@ import (
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 func sampleParams(t *testing.T, name string) json.RawMessage {
 	t.Helper()
-	b, err := os.ReadFile("../../lcm/testdata/" + name)
+	b, err := samples.Request(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package containers_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +11,12 @@ import (
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 func sampleParams(t *testing.T, name string) json.RawMessage {
 	t.Helper()
-	b, err := os.ReadFile("../../../lcm/testdata/" + name)
+	b, err := samples.Request(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@ package containers_test
 
 import (
 	"context"
-	"os"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +13,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 const ubuntuPW = "ubuntu-pw-9"
@@ -137,7 +138,7 @@ func (n *node) write(file, content string) {
 // sampleTar is the `docker save` archive of the tour's VNF package.
 func sampleTar(t *testing.T) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../../../examples/tour/package/Files/images/private_registry.tar")
+	b, err := fs.ReadFile(samples.VNFPackage(), "Files/images/private_registry.tar")
 	if err != nil {
 		t.Fatal(err)
 	}
