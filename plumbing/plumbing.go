@@ -172,7 +172,9 @@ type DialError struct {
 }
 
 // Error names the node and says why.
-func (e *DialError) Error() string { return fmt.Sprintf("plumbing: connect to node %s: %v", e.Node, e.Err) }
+func (e *DialError) Error() string {
+	return fmt.Sprintf("plumbing: connect to node %s: %v", e.Node, e.Err)
+}
 
 // Unwrap returns the cause.
 func (e *DialError) Unwrap() error { return e.Err }

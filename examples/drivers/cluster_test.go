@@ -17,6 +17,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/registry"
 )
 
@@ -64,7 +65,7 @@ func newCIR(t testing.TB, clusterReq *lcm.InstantiateVnfRequest, shape sim.Clust
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pkg.Close() })
-	plumbing := registry.Plumbing{SSH: cloud.SSHConfigFunc(logger)}
+	pl := plumbing.Config{SSH: cloud.SSHConfigFunc(logger)}
 
 	// The registry VNF, from the spec's sample request.
 	regReq := request(t, "instantiate_cir_registry.json")
@@ -76,7 +77,7 @@ func newCIR(t testing.TB, clusterReq *lcm.InstantiateVnfRequest, shape sim.Clust
 	if err != nil {
 		t.Fatal(err)
 	}
-	vnfDriver := &registry.VNFDriver{Plumbing: plumbing}
+	vnfDriver := &registry.VNFDriver{Plumbing: pl}
 	if _, err := lcm.Invoke(ctx, vnfDriver, lcm.InstantiateEnd, &lcm.InstantiateOp{Instance: reg.Instance(), Request: regReq, Package: pkg}); err != nil {
 		t.Fatalf("registry VNF instantiate_end: %v\n%s", err, log)
 	}
@@ -99,7 +100,7 @@ func newCIR(t testing.TB, clusterReq *lcm.InstantiateVnfRequest, shape sim.Clust
 		t.Fatal(err)
 	}
 	return &cir{t: t, ctx: ctx, cloud: cloud, pkg: pkg, cluster: cluster, req: clusterReq,
-		driver: &drivers.ClusterDriver{Plumbing: plumbing}, log: log}
+		driver: &drivers.ClusterDriver{Plumbing: pl}, log: log}
 }
 
 func (c *cir) close() { c.cloud.Close() }

@@ -365,7 +365,7 @@ func (c *Cloud) SSHConfig() (remote.Config, error) {
 }
 
 // SSHConfigFunc returns [Cloud.SSHConfig] as the function drivers take
-// (registry.Plumbing.SSH), with logger (which may be nil) as the
+// (plumbing.Config.SSH), with logger (which may be nil) as the
 // connections' logger.
 func (c *Cloud) SSHConfigFunc(logger *slog.Logger) func(context.Context) (remote.Config, error) {
 	return func(context.Context) (remote.Config, error) {
