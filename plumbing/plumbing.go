@@ -186,8 +186,9 @@ var ErrClosed = errors.New("plumbing: session closed")
 // The first call for a node dials it; later calls, in any goroutine, get
 // the same connection, and concurrent first calls share one dial. A
 // failed dial is not remembered: the next call dials again. The error of
-// a failed dial is a [*DialError]. Do not close the host: the session
-// does.
+// a failed dial is a [*DialError]. A shared dial runs with the context of
+// the call that started it; a caller whose own context ends stops waiting
+// for it. Do not close the host: the session does.
 func (s *Session) Host(ctx context.Context, n lcm.Node) (remote.Host, error) {
 	login, ok := s.creds[n.Role]
 	if !ok {
