@@ -9,53 +9,9 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
-
-// Plumbing is how a driver reaches the VIM and the VMs; every field has a
-// default except SSH.
-type Plumbing struct {
-	// SSH returns the SSH settings shared by the VNF's VMs (host-key
-	// policy, dialer, timeouts, logger); it is called once per hook, so a
-	// known_hosts file updated after a heal is read again. Required.
-	SSH func(ctx context.Context) (remote.Config, error)
-	// Heat connects to the VNF's VIM; [heat.ConnectInstance] by default.
-	Heat func(ctx context.Context, inst *lcm.VnfInstance) (*heat.Client, error)
-	// Stack returns the name or ID of the VNF's top-level stack;
-	// [heat.StackName] by default.
-	Stack func(inst *lcm.VnfInstance) string
-}
-
-// HeatClient returns the Heat client and top-level stack of inst.
-func (p Plumbing) HeatClient(ctx context.Context, inst *lcm.VnfInstance) (*heat.Client, string, error) {
-	connect := p.Heat
-	if connect == nil {
-		connect = func(ctx context.Context, inst *lcm.VnfInstance) (*heat.Client, error) {
-			return heat.ConnectInstance(ctx, inst, nil)
-		}
-	}
-	c, err := connect(ctx, inst)
-	if err != nil {
-		return nil, "", err
-	}
-	stack := heat.StackName
-	if p.Stack != nil {
-		stack = p.Stack
-	}
-	return c, stack(inst), nil
-}
-
-// Dial connects to a node as user.
-func (p Plumbing) Dial(ctx context.Context, n lcm.Node, user string, password remote.Secret) (*remote.SSHHost, error) {
-	if p.SSH == nil {
-		return nil, errors.New("registry: Plumbing.SSH is not set: it says how to verify host keys")
-	}
-	base, err := p.SSH(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return remote.Dial(ctx, base.For(n.SSHAddress, n.Resource, user, password))
-}
 
 // VNFDriver is the management driver of the private registry VNF
 // (cir-k8s-cluster spec): instantiate_end installs Docker on the VM,
@@ -64,7 +20,8 @@ func (p Plumbing) Dial(ctx context.Context, n lcm.Node, user string, password re
 // Other hooks do nothing. It is safe for concurrent use.
 type VNFDriver struct {
 	lcm.NopDriver
-	Plumbing
+	// Plumbing reaches Heat and the VM; its SSH field is required.
+	Plumbing plumbing.Config
 	// Run tunes the container (DataDir); Image and Port come from the
 	// parameters.
 	Run RunOptions
@@ -109,20 +66,20 @@ func (d *VNFDriver) install(ctx context.Context, hook lcm.Hook, inst *lcm.VnfIns
 		return nil, fmt.Errorf("registry: %s.image_path: no VNF package to read it from", InstallParamKey)
 	}
 	ctx = lcm.WithHook(ctx, hook)
-	hc, stack, err := d.HeatClient(ctx, inst)
+	s, err := d.Plumbing.Open(ctx, inst, plumbing.Credentials{lcm.RoleRegistry: {Username: p.SSHUsername, Password: p.SSHPassword}})
 	if err != nil {
 		return nil, err
 	}
-	nodes, err := hc.Nodes(ctx, stack, heat.Group{Role: lcm.RoleRegistry, SSHCP: p.SSHCPName})
+	defer s.Close()
+	nodes, err := s.Nodes(ctx, heat.Group{Role: lcm.RoleRegistry, SSHCP: p.SSHCPName})
 	if err != nil {
 		return nil, err
 	}
 	node := nodes[0]
-	h, err := d.Dial(ctx, node, p.SSHUsername, p.SSHPassword)
+	h, err := s.Host(ctx, node) // every step below shares this connection
 	if err != nil {
 		return nil, err
 	}
-	defer h.Close()
 
 	res := &lcm.HookResult{Hook: hook}
 	hosts := []remote.Host{h}

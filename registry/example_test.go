@@ -5,16 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"log/slog"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
-	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 // A cluster driver decodes private_registry_connection_info with the rest
@@ -63,47 +63,52 @@ func ExampleConfigureRegistryTrust() {
 	// changed=false
 }
 
-// A VNFM registers VNFDriver for the registry VNF and invokes its hooks.
-// Plumbing.SSH says how to verify host keys (here: the simulated cloud's
-// known_hosts); Heat is reached through the instance's vimConnectionInfo.
+// A VNFM registers VNFDriver for the registry VNF and invokes its hooks
+// with the VNF instance (its vimConnectionInfo says how to reach Heat), the
+// request and the VNF package. Plumbing.SSH says how to verify the VM's
+// host key: here a known_hosts file the VNFM keeps, read again in every
+// hook. The driver runs four steps on the one VM over one connection.
+//
+// This example is compiled but not run: it needs an OpenStack VIM and a
+// VM. registry's tests and the tour (examples/tour) run it against the
+// simulated cloud.
 func ExampleVNFDriver() {
-	cloud, err := sim.New(sim.Options{})
-	if err != nil {
+	driver := &registry.VNFDriver{Plumbing: plumbing.Config{
+		SSH: func(context.Context) (remote.Config, error) {
+			policy, err := remote.KnownHosts("/var/lib/vnfm/known_hosts")
+			return remote.Config{HostKey: policy, Logger: slog.Default()}, err
+		},
+		// Heat and Stack default to the instance's OpenStack VIM and the
+		// stack "vnf-" + instance ID.
+	}}
+
+	var inst lcm.VnfInstance // as the VNFM stores it
+	if err := json.Unmarshal([]byte(`{"id": "0a1b2c", "vimConnectionInfo": [{"id": "vim-1", "vimType": "openstack",
+		"interfaceInfo": {"endpoint": "https://keystone.example.com/identity/v3"},
+		"accessInfo": {"username": "nfv_user", "password": "devstack", "project": "nfv", "region": "RegionOne"}}]}`), &inst); err != nil {
 		log.Fatal(err)
 	}
-	defer cloud.Close()
 	req := &lcm.InstantiateVnfRequest{FlavourID: "simple", AdditionalParams: json.RawMessage(`{
 		"private_registry_installation_param": {
 			"ssh_cp_name": "CP1", "ssh_username": "ubuntu", "ssh_password": "ubuntu",
 			"image_path": "Files/images/private_registry.tar"}}`)}
-	topo, err := sim.RegistryVNF(req.AdditionalParams) // the VM Heat would create
+	pkg, err := lcm.OpenPackage("/var/lib/vnfm/packages/private-registry.zip")
 	if err != nil {
 		log.Fatal(err)
 	}
-	vnf, err := cloud.Build(topo)
-	if err != nil {
-		log.Fatal(err)
-	}
-	pkg := lcm.NewPackage(samples.VNFPackage())
+	defer pkg.Close()
 
-	driver := &registry.VNFDriver{Plumbing: registry.Plumbing{SSH: cloud.SSHConfigFunc(nil)}}
-	ctx := context.Background()
-	for range 2 {
-		res, err := lcm.Invoke(ctx, driver, lcm.InstantiateEnd, &lcm.InstantiateOp{Instance: vnf.Instance(), Request: req, Package: pkg})
-		if err != nil {
-			log.Fatal(err)
-		}
-		for _, step := range res.Steps {
-			fmt.Printf("%s changed=%v\n", step.Step, step.Hosts.Changed())
-		}
+	res, err := lcm.Invoke(context.Background(), driver, lcm.InstantiateEnd, &lcm.InstantiateOp{Instance: &inst, Request: req, Package: pkg})
+	if err != nil {
+		log.Fatal(err) // a bad parameter comes back with its path before anything runs
 	}
-	// Output:
-	// install-docker changed=true
-	// load-image changed=true
-	// run-registry changed=true
-	// registry-health changed=false
-	// install-docker changed=false
-	// load-image changed=false
-	// run-registry changed=false
-	// registry-health changed=false
+	for _, step := range res.Steps {
+		fmt.Printf("%s changed=%v\n", step.Step, step.Hosts.Changed())
+	}
+	// A first run prints:
+	//   install-docker changed=true
+	//   load-image changed=true
+	//   run-registry changed=true
+	//   registry-health changed=false
+	// and a second one changed=false for every step.
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/samples"
 )
@@ -69,7 +70,7 @@ func newRegistryVNF(t *testing.T, req *lcm.InstantiateVnfRequest) *registryVNF {
 		t.Fatal(err)
 	}
 	r := &registryVNF{t: t, ctx: ctx, cloud: cloud, vnf: v, req: req, pkg: samplePackage(t), log: log}
-	r.driver = &registry.VNFDriver{Plumbing: registry.Plumbing{SSH: cloud.SSHConfigFunc(slog.New(slog.NewTextHandler(log, nil)))}}
+	r.driver = &registry.VNFDriver{Plumbing: plumbing.Config{SSH: cloud.SSHConfigFunc(slog.New(slog.NewTextHandler(log, nil)))}}
 	return r
 }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/mgmtkit/mgmtkit/internal/redact"
+	"github.com/mgmtkit/mgmtkit/remote/internal/redact"
 )
 
 // Redacted is what a Secret prints as, in every format.

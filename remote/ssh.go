@@ -17,7 +17,7 @@ import (
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/mgmtkit/mgmtkit/internal/redact"
+	"github.com/mgmtkit/mgmtkit/remote/internal/redact"
 )
 
 // Config describes how to reach a host over SSH.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
@@ -77,13 +78,13 @@ func DecodeClusterParams(raw json.RawMessage, pkg *lcm.Package) (ClusterParams, 
 	return p, err
 }
 
-// groups returns the node groups with their logins.
-func (p ClusterParams) groups() ([]heat.Group, map[lcm.Role]NodeParams) {
+// groups returns the node groups with the login of each role.
+func (p ClusterParams) groups() ([]heat.Group, plumbing.Credentials) {
 	groups := []heat.Group{p.MasterNode.Group(lcm.RoleMaster)}
-	logins := map[lcm.Role]NodeParams{lcm.RoleMaster: p.MasterNode}
+	logins := plumbing.Credentials{lcm.RoleMaster: {Username: p.MasterNode.Username, Password: p.MasterNode.Password}}
 	if p.WorkerNode != nil {
 		groups = append(groups, p.WorkerNode.Group(lcm.RoleWorker))
-		logins[lcm.RoleWorker] = *p.WorkerNode
+		logins[lcm.RoleWorker] = plumbing.Login{Username: p.WorkerNode.Username, Password: p.WorkerNode.Password}
 	}
 	return groups, logins
 }
@@ -94,7 +95,8 @@ func (p ClusterParams) groups() ([]heat.Group, map[lcm.Role]NodeParams) {
 // private_registry_connection_info. It is safe for concurrent use.
 type ClusterDriver struct {
 	lcm.NopDriver
-	registry.Plumbing
+	// Plumbing reaches Heat and the nodes; its SSH field is required.
+	Plumbing plumbing.Config
 	// Limit bounds how many nodes are configured at once;
 	// lcm.DefaultLimit when 0.
 	Limit int
@@ -109,9 +111,9 @@ func (d *ClusterDriver) InstantiateEnd(ctx context.Context, op *lcm.InstantiateO
 	if err != nil {
 		return nil, err
 	}
-	return d.trust(ctx, lcm.InstantiateEnd, op.Instance, op.Package, p, func(ctx context.Context, hc *heat.Client, stack string) ([]lcm.Node, error) {
+	return d.trust(ctx, lcm.InstantiateEnd, op.Instance, op.Package, p, func(ctx context.Context, s *plumbing.Session) ([]lcm.Node, error) {
 		groups, _ := p.groups()
-		return hc.Nodes(ctx, stack, groups...)
+		return s.Nodes(ctx, groups...)
 	})
 }
 
@@ -129,8 +131,8 @@ func (d *ClusterDriver) ScaleEnd(ctx context.Context, op *lcm.ScaleOp) (*lcm.Hoo
 	if p.WorkerNode == nil {
 		return nil, fmt.Errorf("drivers: scale_end: %s has no worker_node", registry.ClusterParamKey)
 	}
-	return d.trust(ctx, lcm.ScaleEnd, op.Instance, op.Package, p, func(ctx context.Context, hc *heat.Client, stack string) ([]lcm.Node, error) {
-		workers, err := hc.Nodes(ctx, stack, p.WorkerNode.Group(lcm.RoleWorker))
+	return d.trust(ctx, lcm.ScaleEnd, op.Instance, op.Package, p, func(ctx context.Context, s *plumbing.Session) ([]lcm.Node, error) {
+		workers, err := s.Nodes(ctx, p.WorkerNode.Group(lcm.RoleWorker))
 		if err != nil {
 			return nil, err
 		}
@@ -149,9 +151,9 @@ func (d *ClusterDriver) HealEnd(ctx context.Context, op *lcm.HealOp) (*lcm.HookR
 	if err != nil {
 		return nil, err
 	}
-	return d.trust(ctx, lcm.HealEnd, op.Instance, op.Package, p, func(ctx context.Context, hc *heat.Client, stack string) ([]lcm.Node, error) {
+	return d.trust(ctx, lcm.HealEnd, op.Instance, op.Package, p, func(ctx context.Context, s *plumbing.Session) ([]lcm.Node, error) {
 		groups, _ := p.groups()
-		nodes, err := hc.Nodes(ctx, stack, groups...)
+		nodes, err := s.Nodes(ctx, groups...)
 		if err != nil {
 			return nil, err
 		}
@@ -203,36 +205,32 @@ func knownNodes(inst *lcm.VnfInstance) []lcm.Node {
 }
 
 // trust resolves the target nodes and configures registry trust on each,
-// in parallel, dialing each with its role's login.
+// in parallel, through one session: each node is dialed once, with its
+// role's login, and every connection is closed when the hook returns.
 func (d *ClusterDriver) trust(ctx context.Context, hook lcm.Hook, inst *lcm.VnfInstance, pkg *lcm.Package, p ClusterParams,
-	targets func(ctx context.Context, hc *heat.Client, stack string) ([]lcm.Node, error)) (*lcm.HookResult, error) {
+	targets func(ctx context.Context, s *plumbing.Session) ([]lcm.Node, error)) (*lcm.HookResult, error) {
 	res := &lcm.HookResult{Hook: hook}
 	conns := p.PrivateRegistryConnectionInfo
 	if len(conns) == 0 {
 		return res, nil
 	}
 	ctx = lcm.WithHook(ctx, hook)
-	hc, stack, err := d.HeatClient(ctx, inst)
-	if err != nil {
-		return nil, err
-	}
-	nodes, err := targets(ctx, hc, stack)
-	if err != nil {
-		return nil, err
-	}
 	_, logins := p.groups()
+	s, err := d.Plumbing.Open(ctx, inst, logins)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	nodes, err := targets(ctx, s)
+	if err != nil {
+		return nil, err
+	}
 	nodes = slices.DeleteFunc(nodes, func(n lcm.Node) bool { _, ok := logins[n.Role]; return !ok })
 	var opts []lcm.Option
 	if d.Limit > 0 {
 		opts = append(opts, lcm.Limit(d.Limit))
 	}
-	rs, err := lcm.OnHosts(ctx, registry.StepTrust, nodes, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
-		login := logins[n.Role]
-		h, err := d.Dial(ctx, n, login.Username, login.Password)
-		if err != nil {
-			return lcm.Unchanged, err
-		}
-		defer h.Close()
+	rs, err := s.OnNodes(ctx, registry.StepTrust, nodes, func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
 		return registry.ConfigureRegistryTrust(ctx, h, conns, registry.TrustOptions{Package: pkg})
 	}, opts...)
 	res.Add(registry.StepTrust, rs)

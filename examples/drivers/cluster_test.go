@@ -16,6 +16,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/samples"
 )
@@ -60,7 +61,7 @@ func newCIR(t testing.TB, clusterReq *lcm.InstantiateVnfRequest, shape sim.Clust
 	ctx = lcm.WithLogger(ctx, logger)
 	cloud := sim.Start(t, sim.Options{})
 	pkg := lcm.NewPackage(samples.VNFPackage())
-	plumbing := registry.Plumbing{SSH: cloud.SSHConfigFunc(logger)}
+	pl := plumbing.Config{SSH: cloud.SSHConfigFunc(logger)}
 
 	// The registry VNF, from the spec's sample request.
 	regReq := request(t, "instantiate_cir_registry.json")
@@ -72,7 +73,7 @@ func newCIR(t testing.TB, clusterReq *lcm.InstantiateVnfRequest, shape sim.Clust
 	if err != nil {
 		t.Fatal(err)
 	}
-	vnfDriver := &registry.VNFDriver{Plumbing: plumbing}
+	vnfDriver := &registry.VNFDriver{Plumbing: pl}
 	if _, err := lcm.Invoke(ctx, vnfDriver, lcm.InstantiateEnd, &lcm.InstantiateOp{Instance: reg.Instance(), Request: regReq, Package: pkg}); err != nil {
 		t.Fatalf("registry VNF instantiate_end: %v\n%s", err, log)
 	}
@@ -95,7 +96,7 @@ func newCIR(t testing.TB, clusterReq *lcm.InstantiateVnfRequest, shape sim.Clust
 		t.Fatal(err)
 	}
 	return &cir{t: t, ctx: ctx, cloud: cloud, pkg: pkg, cluster: cluster, req: clusterReq,
-		driver: &drivers.ClusterDriver{Plumbing: plumbing}, log: log}
+		driver: &drivers.ClusterDriver{Plumbing: pl}, log: log}
 }
 
 func (c *cir) close() { c.cloud.Close() }

@@ -15,7 +15,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/lcm"
-	"github.com/mgmtkit/mgmtkit/registry"
+	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
 
@@ -31,7 +31,7 @@ type tour struct {
 	vnfs   map[string]*sim.VNF // by VNF label, for the world summary
 	// plumbing is how the drivers reach Heat and the VMs: the cloud's SSH
 	// settings; Heat from each instance's vimConnectionInfo.
-	plumbing registry.Plumbing
+	plumbing plumbing.Config
 }
 
 // Report is the -json output.
@@ -134,7 +134,7 @@ func newTour(ctx context.Context, o options, in inputs, out io.Writer) (*tour, e
 		t.out = io.Discard
 	}
 	t.logger = slog.New(&progressHandler{w: t.out})
-	t.plumbing = registry.Plumbing{SSH: cloud.SSHConfigFunc(nil)}
+	t.plumbing = plumbing.Config{SSH: cloud.SSHConfigFunc(nil)}
 	// The HTTPS registry outside the VNFs that the cir sample connects to.
 	if in.pkg != nil {
 		if _, err := world.AddExternalRegistry(cloud, in.pkg, world.ExternalRegistryPassword); err != nil {

@@ -13,7 +13,6 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -185,9 +184,19 @@ func NewServer(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// TB is the part of testing.TB that Start uses; *testing.T, *testing.B
+// and *testing.F satisfy it. It is declared here so that heattest does not
+// link the testing package into a program that only uses its
+// testing-free constructor (such as the tour).
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Cleanup(func())
+}
+
 // Start starts a server for a test and closes it when the test ends. It
 // fails the test if the server cannot start.
-func Start(tb testing.TB, cfg Config) *Server {
+func Start(tb TB, cfg Config) *Server {
 	tb.Helper()
 	s, err := NewServer(cfg)
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -108,9 +107,19 @@ func New(opts Options) (*Cloud, error) {
 	return c, nil
 }
 
+// TB is the part of testing.TB that Start uses; *testing.T, *testing.B
+// and *testing.F satisfy it. It is declared here so that sim does not
+// link the testing package into a program that only uses its
+// testing-free constructor (the tour).
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Cleanup(func())
+}
+
 // Start is New for a test: it fails the test on error and closes the cloud
 // when the test ends.
-func Start(tb testing.TB, opts Options) *Cloud {
+func Start(tb TB, opts Options) *Cloud {
 	tb.Helper()
 	c, err := New(opts)
 	if err != nil {
@@ -365,7 +374,7 @@ func (c *Cloud) SSHConfig() (remote.Config, error) {
 }
 
 // SSHConfigFunc returns [Cloud.SSHConfig] as the function drivers take
-// (registry.Plumbing.SSH), with logger (which may be nil) as the
+// (plumbing.Config.SSH), with logger (which may be nil) as the
 // connections' logger.
 func (c *Cloud) SSHConfigFunc(logger *slog.Logger) func(context.Context) (remote.Config, error) {
 	return func(context.Context) (remote.Config, error) {

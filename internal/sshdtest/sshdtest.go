@@ -33,7 +33,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"testing"
 	"time"
 
 	"al.essio.dev/pkg/shellescape"
@@ -120,14 +119,28 @@ type Server struct {
 	extra    []string
 }
 
+// TB is the part of testing.TB that sshdtest uses; *testing.T and
+// *testing.B satisfy it. Declared here so that no package outside tests
+// links the testing package.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	TempDir() string
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Skip(args ...any)
+	Skipf(format string, args ...any)
+}
+
 // Start starts an sshd for tb with three users, one per [SudoPolicy], and
 // stops it and deletes the users when tb ends. It skips tb when sshd is not
 // installed, when the test does not run as root, or when MGMTKIT_NO_SSHD is
 // set.
-func Start(tb testing.TB) *Server { return StartWith(tb, Options{}) }
+func Start(tb TB) *Server { return StartWith(tb, Options{}) }
 
 // StartWith is [Start] with options.
-func StartWith(tb testing.TB, o Options) *Server {
+func StartWith(tb TB, o Options) *Server {
 	tb.Helper()
 	sshd := Available(tb)
 	s := &Server{dir: tb.TempDir(), sshdPath: sshd, extra: o.Config}
@@ -167,7 +180,7 @@ func StartWith(tb testing.TB, o Options) *Server {
 
 // Available returns the path of sshd, or skips tb with the reason sshd
 // tests cannot run here.
-func Available(tb testing.TB) string {
+func Available(tb TB) string {
 	tb.Helper()
 	if os.Getenv("MGMTKIT_NO_SSHD") != "" {
 		tb.Skip("sshdtest: MGMTKIT_NO_SSHD is set")
@@ -362,7 +375,7 @@ func (s *Server) userNames() string {
 
 // start runs sshd on a fresh port and waits until it answers with an SSH
 // banner.
-func (s *Server) start(tb testing.TB) error {
+func (s *Server) start(tb TB) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

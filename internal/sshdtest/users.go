@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"testing"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -30,7 +29,7 @@ const gecosPrefix = "mgmtkit sshdtest throwaway user, pid "
 // that died before their cleanup ran (a panic, a -timeout kill). Users of
 // live processes, such as another package's tests running in parallel,
 // are left alone.
-func removeStaleUsers(tb testing.TB) {
+func removeStaleUsers(tb TB) {
 	data, err := os.ReadFile("/etc/passwd")
 	if err != nil {
 		return
@@ -52,7 +51,7 @@ func removeStaleUsers(tb testing.TB) {
 
 // addUser creates a throwaway user with policy p and registers its removal
 // with tb.
-func (s *Server) addUser(tb testing.TB, p SudoPolicy) (User, error) {
+func (s *Server) addUser(tb TB, p SudoPolicy) (User, error) {
 	tag := map[SudoPolicy]string{SudoNone: "nos", SudoPassword: "pwd", SudoNoPassword: "npw"}[p]
 	u := User{
 		// "mkt" for mgmtkit test; at most 16 characters, a valid name
@@ -153,7 +152,7 @@ func writeSudoers(file, rule string) error {
 
 // removeUser kills the user's processes and deletes the user, its home,
 // its group and its sudoers file.
-func (s *Server) removeUser(tb testing.TB, u User) {
+func (s *Server) removeUser(tb TB, u User) {
 	os.Remove(sudoersFile(u.Name))
 	if s.cmd != nil {
 		s.stop()

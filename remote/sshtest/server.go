@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"testing"
 
 	gliderssh "github.com/gliderlabs/ssh"
 	"golang.org/x/crypto/ssh"
@@ -196,8 +195,18 @@ func NewServer(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// TB is the part of testing.TB that Start uses; *testing.T, *testing.B
+// and *testing.F satisfy it. It is declared here so that sshtest does not
+// link the testing package into a program that only uses its
+// testing-free constructor (such as the tour).
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Cleanup(func())
+}
+
 // Start starts a fake host for a test and closes it when the test ends.
-func Start(tb testing.TB, cfg Config) *Server {
+func Start(tb TB, cfg Config) *Server {
 	tb.Helper()
 	s, err := NewServer(cfg)
 	if err != nil {
