@@ -116,7 +116,7 @@ func TestWithoutNFSTheBlockDecodesToZero(t *testing.T) {
 
 func TestValidationNormalises(t *testing.T) {
 	p, err := decode(t, sample(t, map[string]any{
-		"storage_server.nic_cp_name":                           "storage_server_CP",
+		"storage_server.nic_cp_name":                            "storage_server_CP",
 		"storage_server.cinder_volume_setup_params[0].mount_to": "/volume/",
 		"storage_server.nfs_server_setup_params[0].export_dir":  "/volume//nfs/pv1/",
 		"storage_server.nfs_server_setup_params[0].export_to":   "10.10.0.77/24",
@@ -181,11 +181,11 @@ func TestEveryProblemHasItsPath(t *testing.T) {
 	}, {
 		name: "names",
 		edits: map[string]any{
-			"storage_server.ssh_cp_name":                                     "a/b",
-			"storage_server.nic_cp_name":                                     "..",
-			"storage_server.username":                                        "-oProxyCommand=x",
+			"storage_server.ssh_cp_name":                                      "a/b",
+			"storage_server.nic_cp_name":                                      "..",
+			"storage_server.username":                                         "-oProxyCommand=x",
 			"storage_server.cinder_volume_setup_params[0].volume_resource_id": "vol\n1",
-			"pv_registration_params[2].nfs_server_cp":                        "x/y",
+			"pv_registration_params[2].nfs_server_cp":                         "x/y",
 		},
 		want: []string{
 			k + `pv_registration_params[2].nfs_server_cp: "x/y" must not contain "/": Heat resource names cannot`,
