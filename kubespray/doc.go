@@ -4,7 +4,7 @@
 // inventory the driver generates from the VNF's VMs.
 //
 // This package owns the ansible key of k8s_cluster_installation_param
-// ([Ansible]), gathered in [ClusterParams], which a Kubernetes cluster
+// ([Ansible]), gathered in [AnsibleParams], which a Kubernetes cluster
 // driver embeds in its own parameter struct next to the other domain
 // packages' parts: master_node, worker_node and proxy are kubeadm's types
 // (this package may use them, as the spec nests them in the same object),

@@ -8,16 +8,16 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 )
 
-// A cluster driver embeds kubespray.ClusterParams in its parameter struct
+// A cluster driver embeds kubespray.AnsibleParams in its parameter struct
 // and decodes k8s_cluster_installation_param into it. The spec's sample
 // block holds placeholders, which are field errors; with the Ansible
 // server's real address and paths it decodes.
-func ExampleClusterParams() {
+func ExampleAnsibleParams() {
 	decode := func(ansible string) {
 		additionalParams := json.RawMessage(`{"k8s_cluster_installation_param": {"ansible": ` + ansible + `}}`)
 		var params struct {
-			kubespray.ClusterParams
-			// ... the driver's other parts: kubeadm's, lb's.
+			kubespray.AnsibleParams
+			// ... and the driver's other parts, like lb.LoadBalancerParams.
 		}
 		err := lcm.DecodeParams(additionalParams, lcm.DecodeOptions{},
 			lcm.Param(kubespray.ClusterParamKey, &params).Required())

@@ -10,14 +10,17 @@ import (
 
 // ClusterParamKey is the top-level additionalParams key of a Kubernetes
 // cluster VNF's parameters, whose ansible block this package owns
-// ([ClusterParams]).
+// ([AnsibleParams]).
 const ClusterParamKey = "k8s_cluster_installation_param"
 
-// ClusterParams is this package's part of k8s_cluster_installation_param.
+// AnsibleParams is this package's part of k8s_cluster_installation_param.
 // A Kubernetes cluster driver embeds it in its own parameter struct, so
 // that the one object decodes strictly into every domain package's part.
-// It has no Validate of its own: [Ansible.Validate] checks the block.
-type ClusterParams struct {
+// Its name is its own, not ClusterParams, because Go names an embedded
+// field after its type: two embedded ClusterParams of different packages
+// in one struct do not compile. It has no Validate of its own:
+// [Ansible.Validate] checks the block.
+type AnsibleParams struct {
 	// Ansible is ansible: the Ansible server that runs kubespray. nil
 	// when the request has none.
 	Ansible *Ansible `json:"ansible"`

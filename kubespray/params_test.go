@@ -17,7 +17,7 @@ import (
 // clusterParams is a kubespray driver's parameter struct: this package's
 // part embedded, the keys other packages own taken as they are.
 type clusterParams struct {
-	kubespray.ClusterParams
+	kubespray.AnsibleParams
 	ScriptPath      string          `json:"script_path"`
 	VimName         string          `json:"vim_name"`
 	MasterNode      json.RawMessage `json:"master_node"`
@@ -274,7 +274,7 @@ func TestThePasswordIsNeverEchoed(t *testing.T) {
 	if s := fmt.Sprintf("%v %+v %#v", p, p, p); strings.Contains(s, secret) {
 		t.Errorf("formatting the parameters shows the password: %s", s)
 	}
-	if b, _ := json.Marshal(p.ClusterParams); strings.Contains(string(b), secret) {
+	if b, _ := json.Marshal(p.AnsibleParams); strings.Contains(string(b), secret) {
 		t.Errorf("encoding the parameters shows the password: %s", b)
 	}
 }

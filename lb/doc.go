@@ -5,7 +5,7 @@
 //
 // This package owns the external_lb_param key of
 // k8s_cluster_installation_param ([ExternalLBParam]), gathered in
-// [ClusterParams], which a Kubernetes cluster driver embeds in its own
+// [LoadBalancerParams], which a Kubernetes cluster driver embeds in its own
 // parameter struct next to the other domain packages' parts. The issue
 // that created the package brings its parameter types, their validation
 // and their tests; the steps (install and configure the load balancer,

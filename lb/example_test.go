@@ -9,10 +9,10 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 )
 
-// A cluster driver embeds lb.ClusterParams in its parameter struct and
+// A cluster driver embeds lb.LoadBalancerParams in its parameter struct and
 // decodes k8s_cluster_installation_param into it. The block below is the
 // kubespray spec's sample, cut to the key this package owns.
-func ExampleClusterParams() {
+func ExampleLoadBalancerParams() {
 	additionalParams := json.RawMessage(`{
 	  "k8s_cluster_installation_param": {
 	    "external_lb_param": {
@@ -29,8 +29,8 @@ func ExampleClusterParams() {
 	})
 
 	var params struct {
-		lb.ClusterParams
-		// ... the driver's other parts: kubespray's, kubeadm's.
+		lb.LoadBalancerParams
+		// ... and the driver's other parts, like kubespray.AnsibleParams.
 	}
 	err := lcm.DecodeParams(additionalParams, lcm.DecodeOptions{Package: pkg},
 		lcm.Param(lb.ClusterParamKey, &params).Required())

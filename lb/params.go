@@ -8,15 +8,17 @@ import (
 
 // ClusterParamKey is the top-level additionalParams key of a Kubernetes
 // cluster VNF's parameters, whose external_lb_param this package owns
-// ([ClusterParams]).
+// ([LoadBalancerParams]).
 const ClusterParamKey = "k8s_cluster_installation_param"
 
-// ClusterParams is this package's part of k8s_cluster_installation_param.
-// A Kubernetes cluster driver embeds it in its own parameter struct, so
-// that the one object decodes strictly into every domain package's part.
-// It has no Validate of its own: [ExternalLBParam.Validate] checks the
-// block.
-type ClusterParams struct {
+// LoadBalancerParams is this package's part of
+// k8s_cluster_installation_param. A Kubernetes cluster driver embeds it in
+// its own parameter struct, so that the one object decodes strictly into
+// every domain package's part. Its name is its own, not ClusterParams,
+// because Go names an embedded field after its type: two embedded
+// ClusterParams of different packages in one struct do not compile. It
+// has no Validate of its own: [ExternalLBParam.Validate] checks the block.
+type LoadBalancerParams struct {
 	// ExternalLBParam is external_lb_param: the external load balancer
 	// VM. nil when the request has none.
 	ExternalLBParam *ExternalLBParam `json:"external_lb_param"`

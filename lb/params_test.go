@@ -15,7 +15,7 @@ import (
 // clusterParams is a kubespray driver's parameter struct: this package's
 // part embedded, the keys other packages own taken as they are.
 type clusterParams struct {
-	lb.ClusterParams
+	lb.LoadBalancerParams
 	ScriptPath string          `json:"script_path"`
 	VimName    string          `json:"vim_name"`
 	Ansible    json.RawMessage `json:"ansible"`
@@ -181,7 +181,7 @@ func TestThePasswordIsNeverEchoed(t *testing.T) {
 	if s := fmt.Sprintf("%v %+v %#v", p, p, p); strings.Contains(s, secret) {
 		t.Errorf("formatting the parameters shows the password: %s", s)
 	}
-	if b, _ := json.Marshal(p.ClusterParams); strings.Contains(string(b), secret) {
+	if b, _ := json.Marshal(p.LoadBalancerParams); strings.Contains(string(b), secret) {
 		t.Errorf("encoding the parameters shows the password: %s", b)
 	}
 }

@@ -4,7 +4,7 @@
 //
 // This package owns two keys of k8s_cluster_installation_param:
 // storage_server ([StorageServer]) and pv_registration_params
-// ([PVRegistration]), gathered in [ClusterParams], which a Kubernetes
+// ([PVRegistration]), gathered in [StorageParams], which a Kubernetes
 // cluster driver embeds in its own parameter struct next to the other
 // domain packages' parts. The issue that created the package brings its
 // parameter types, their validation and their tests; the steps (mount the

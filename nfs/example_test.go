@@ -10,10 +10,10 @@ import (
 	"github.com/mgmtkit/mgmtkit/nfs"
 )
 
-// A cluster driver embeds nfs.ClusterParams in its parameter struct and
+// A cluster driver embeds nfs.StorageParams in its parameter struct and
 // decodes k8s_cluster_installation_param into it. The block below is the
 // pv-k8s-cluster spec's sample, cut to the keys this package owns.
-func ExampleClusterParams() {
+func ExampleStorageParams() {
 	additionalParams := json.RawMessage(`{
 	  "k8s_cluster_installation_param": {
 	    "storage_server": {
@@ -41,8 +41,8 @@ func ExampleClusterParams() {
 	})
 
 	var params struct {
-		nfs.ClusterParams
-		// ... the driver's other parts: kubeadm's, registry's.
+		nfs.StorageParams
+		// ... and the driver's other parts, like registry.ClusterParams.
 	}
 	err := lcm.DecodeParams(additionalParams, lcm.DecodeOptions{Package: pkg},
 		lcm.Param(nfs.ClusterParamKey, &params).Required())
@@ -72,7 +72,7 @@ func ExampleClusterParams() {
 
 // Every problem is reported at once, each with its path, before anything
 // runs.
-func ExampleClusterParams_invalid() {
+func ExampleStorageParams_invalid() {
 	additionalParams := json.RawMessage(`{
 	  "k8s_cluster_installation_param": {
 	    "storage_server": {
@@ -91,7 +91,7 @@ func ExampleClusterParams_invalid() {
 	    ]
 	  }
 	}`)
-	var params struct{ nfs.ClusterParams }
+	var params struct{ nfs.StorageParams }
 	err := lcm.DecodeParams(additionalParams, lcm.DecodeOptions{},
 		lcm.Param(nfs.ClusterParamKey, &params).Required())
 	fmt.Println(err)

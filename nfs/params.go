@@ -12,13 +12,16 @@ import (
 
 // ClusterParamKey is the top-level additionalParams key of a Kubernetes
 // cluster VNF's parameters, whose storage_server and
-// pv_registration_params this package owns ([ClusterParams]).
+// pv_registration_params this package owns ([StorageParams]).
 const ClusterParamKey = "k8s_cluster_installation_param"
 
-// ClusterParams is this package's part of k8s_cluster_installation_param.
+// StorageParams is this package's part of k8s_cluster_installation_param.
 // A Kubernetes cluster driver embeds it in its own parameter struct, so
 // that the one object decodes strictly into every domain package's part.
-type ClusterParams struct {
+// Its name is its own, not ClusterParams, because Go names an embedded
+// field after its type: two embedded ClusterParams of different packages
+// in one struct do not compile.
+type StorageParams struct {
 	// StorageServer is storage_server: the VM that exports its Cinder
 	// volumes over NFS. nil when the request has none.
 	StorageServer *StorageServer `json:"storage_server"`
@@ -30,7 +33,7 @@ type ClusterParams struct {
 // Validate checks what involves both keys: pv_registration_params needs
 // a storage_server, and no manifest is registered twice. Each key's own
 // fields are checked by its type's Validate.
-func (p *ClusterParams) Validate(v *lcm.Validator) {
+func (p *StorageParams) Validate(v *lcm.Validator) {
 	if len(p.PVRegistrationParams) == 0 {
 		return
 	}

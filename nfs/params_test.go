@@ -16,7 +16,7 @@ import (
 // clusterParams is a cluster driver's parameter struct: this package's
 // part embedded, the keys other packages own taken as they are.
 type clusterParams struct {
-	nfs.ClusterParams
+	nfs.StorageParams
 	ScriptPath string          `json:"script_path"`
 	VimName    string          `json:"vim_name"`
 	MasterNode json.RawMessage `json:"master_node"`
@@ -110,7 +110,7 @@ func TestWithoutNFSTheBlockDecodesToZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.StorageServer != nil || p.PVRegistrationParams != nil {
-		t.Errorf("got %+v", p.ClusterParams)
+		t.Errorf("got %+v", p.StorageParams)
 	}
 }
 
