@@ -191,3 +191,90 @@ func checkType(t reflect.Type, seen map[reflect.Type]bool) error {
 	}
 	return nil
 }
+
+// embeddedParts returns the index paths of the structs embedded in t,
+// directly or through other embedded structs, whose JSON fields t takes
+// over (as [collectFields] flattens them) and whose pointer type has a
+// Validate method. Deeper parts come before the part that embeds them;
+// siblings keep their declaration order. Computed once per DecodeParams
+// call.
+//
+// This is what makes composing parameter structs safe: when two embedded
+// types both have Validate, Go's selector rules give the outer type none
+// (the selector is ambiguous), and a decoder that only asked the outer
+// value for Validate would silently skip both.
+func (d *decoder) embeddedParts(t reflect.Type) [][]int {
+	if ps, ok := d.parts[t]; ok {
+		return ps
+	}
+	ps := collectParts(t, nil)
+	d.parts[t] = ps
+	return ps
+}
+
+func collectParts(t reflect.Type, index []int) [][]int {
+	var parts [][]int
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); !f.Anonymous || name != "" {
+			continue // a named field: decoded and validated at its own path
+		}
+		et := f.Type
+		if et.Kind() == reflect.Pointer {
+			et = et.Elem()
+		}
+		if et.Kind() != reflect.Struct || !f.IsExported() && f.Type.Kind() != reflect.Struct {
+			continue // not flattened by collectFields (nor by encoding/json)
+		}
+		idx := append(slices.Clone(index), i)
+		if !decodesItself(et) {
+			parts = append(parts, collectParts(et, idx)...)
+		}
+		if reflect.PointerTo(et).Implements(reflect.TypeFor[Validatable]()) {
+			parts = append(parts, idx)
+		}
+	}
+	return parts
+}
+
+// decodesItself reports whether values of t decode through their own
+// UnmarshalJSON or UnmarshalText rather than field by field.
+func decodesItself(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return pt.Implements(reflect.TypeFor[json.Unmarshaler]()) || pt.Implements(reflect.TypeFor[encoding.TextUnmarshaler]())
+}
+
+// partValue returns the embedded struct at index below the addressable
+// struct v, and false when an embedded pointer on the way is nil: none of
+// that part's keys was in the input, so there is nothing to validate.
+func partValue(v reflect.Value, index []int) (reflect.Value, bool) {
+	for _, x := range index {
+		if v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return reflect.Value{}, false
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return reflect.Value{}, false
+		}
+		v = v.Elem()
+	}
+	return v, true
+}
+
+// validatable returns the addressable part as a Validatable. A part of an
+// unexported type (embedded `nodesPart`) is read-only to reflect, which
+// refuses Interface on it although Go code in the outer type's package
+// may call its methods; reflect.NewAt makes the same pointer, of the same
+// type, without the read-only flag.
+func validatable(part reflect.Value) Validatable {
+	p := part.Addr()
+	if !p.CanInterface() {
+		p = reflect.NewAt(part.Type(), p.UnsafePointer())
+	}
+	return p.Interface().(Validatable)
+}
