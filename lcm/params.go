@@ -172,7 +172,9 @@ const rootPath = "additionalParams"
 //
 // Other errors report mistakes in the Go code: a target that is not a
 // non-nil pointer, a key given twice, an unknown params tag option, a type
-// JSON cannot decode into.
+// JSON cannot decode into, a struct that embeds two parts claiming the
+// same JSON key at the same depth (encoding/json would silently decode
+// neither).
 func DecodeParams(raw json.RawMessage, opts DecodeOptions, targets ...Target) error {
 	if err := checkTargets(targets); err != nil {
 		return err

@@ -3,6 +3,8 @@ package lcm_test
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/mgmtkit/mgmtkit/lcm"
@@ -178,5 +180,51 @@ func TestDecodeParamsEmbeddedPartsNormalise(t *testing.T) {
 	}
 	if m.Mode != "auto" {
 		t.Errorf("mode = %q, want the default", m.Mode)
+	}
+}
+
+// Two parts that claim the same key at the same depth: encoding/json
+// would decode neither, so DecodeParams refuses the type at first use.
+type MastersA struct {
+	Master string `json:"master_node"`
+}
+
+type MastersB struct {
+	Master string `json:"master_node"`
+}
+
+// Deeper, the shallower part takes the key, as in encoding/json.
+type deepMasters struct{ MastersB }
+
+type shallowWins struct {
+	deepMasters
+	MastersA
+}
+
+func TestDecodeParamsEmbeddedKeyClash(t *testing.T) {
+	// struct{ MastersA; MastersB }, built at run time so that this
+	// package stays vet-clean: go vet's structtag check reports such a
+	// clash too, but not every build runs vet.
+	clash := reflect.StructOf([]reflect.StructField{
+		{Name: "MastersA", Type: reflect.TypeFor[MastersA](), Anonymous: true},
+		{Name: "MastersB", Type: reflect.TypeFor[MastersB](), Anonymous: true},
+	})
+	err := lcm.DecodeParams(json.RawMessage(`{"c": {"master_node": "m"}}`), lcm.DecodeOptions{}, lcm.Param("c", reflect.New(clash).Interface()))
+	var pe *lcm.ParamsError
+	want := `lcm: DecodeParams: Param("c"): struct { lcm_test.MastersA; lcm_test.MastersB }: the JSON key "master_node" is both MastersA.Master and MastersB.Master, promoted from embedded structs at the same depth, so neither would be decoded: embed one of the parts as a named field, or one level deeper`
+	if err == nil || errors.As(err, &pe) || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+
+	var s shallowWins
+	if err := lcm.DecodeParams(json.RawMessage(`{"s": {"master_node": "m"}}`), lcm.DecodeOptions{}, lcm.Param("s", &s)); err != nil {
+		t.Fatal(err)
+	}
+	var viaJSON shallowWins
+	if err := json.Unmarshal([]byte(`{"master_node": "m"}`), &viaJSON); err != nil {
+		t.Fatal(err)
+	}
+	if s.MastersA.Master != "m" || s.MastersB.Master != "" || s != viaJSON {
+		t.Errorf("got %+v, encoding/json %+v", s, viaJSON)
 	}
 }
