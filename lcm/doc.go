@@ -42,6 +42,11 @@
 // before any remote command runs. [Int] and [Bool] accept the strings
 // Tacker sends for numbers and flags.
 //
+// A driver composes the packages' parts of one JSON object by embedding
+// them in its own struct. Every embedded part is validated by its own
+// method, even when two of them have Validate and Go's method rules give
+// the outer struct none (see [Validatable]).
+//
 // # Nodes
 //
 // A [Node] is one VM of a VNF as the VIM reports it: its [Role] (master,

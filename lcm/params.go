@@ -154,11 +154,14 @@ const rootPath = "additionalParams"
 //
 // Then every value present in the input whose type has a method
 // Validate(*Validator) (see [Validatable]) is validated, children before
-// parents, with a [Validator] positioned at its path. A value is validated
-// only when it and everything inside it decoded without problems, so a
-// Validate method never sees a half-decoded value; problems that its
-// children's Validate methods reported do not prevent it. Validate runs on
-// the freshly decoded value before it is copied to the target, so it may
+// parents, with a [Validator] positioned at its path. Embedded structs are
+// validated one by one, each by its own method, even where Go's method
+// rules give the outer struct no Validate (see [Validatable]); a problem
+// reported twice at the same path is kept once. A value is validated only
+// when it and everything inside it decoded without problems, so a Validate
+// method never sees a half-decoded value; problems that its children's
+// Validate methods reported do not prevent it. Validate runs on the freshly
+// decoded value before it is copied to the target, so it may
 // also normalise it (fill in defaults, canonical package paths).
 //
 // All problems are returned together as one [*ParamsError]. Targets are
@@ -169,7 +172,9 @@ const rootPath = "additionalParams"
 //
 // Other errors report mistakes in the Go code: a target that is not a
 // non-nil pointer, a key given twice, an unknown params tag option, a type
-// JSON cannot decode into.
+// JSON cannot decode into, a struct that embeds two parts claiming the
+// same JSON key at the same depth (encoding/json would silently decode
+// neither).
 func DecodeParams(raw json.RawMessage, opts DecodeOptions, targets ...Target) error {
 	if err := checkTargets(targets); err != nil {
 		return err
@@ -179,6 +184,7 @@ func DecodeParams(raw json.RawMessage, opts DecodeOptions, targets ...Target) er
 		maxString: cmp.Or(max(opts.MaxString, 0), DefaultMaxString),
 		maxList:   cmp.Or(max(opts.MaxList, 0), DefaultMaxList),
 		fields:    map[reflect.Type][]fieldInfo{},
+		parts:     map[reflect.Type][][]int{},
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {

@@ -20,7 +20,9 @@ type decoder struct {
 	maxList   int // DecodeOptions.MaxList or its default
 	problems  []Problem
 	broken    int // how many of the problems are decoding (not validation) problems
+	recorded  map[Problem]struct{}
 	fields    map[reflect.Type][]fieldInfo
+	parts     map[reflect.Type][][]int
 }
 
 // limits are the size caps of one value, from its field's params:"max=N"
@@ -36,11 +38,21 @@ func (d *decoder) addf(path, format string, args ...any) {
 	d.invalidf(path, format, args...)
 }
 
-// invalidf records a validation problem. Every message is formatted here,
-// so that no value, however long, is echoed whole: see [clipArgs].
+// invalidf records a validation problem, unless the same message was
+// already recorded at the same path: one part of a struct may be validated
+// twice (see [decoder.validate]), and the user should read each problem
+// once. Every message is formatted here, so that no value, however long, is
+// echoed whole: see [clipArgs].
 func (d *decoder) invalidf(path, format string, args ...any) {
-	msg := clipText(fmt.Sprintf(format, clipArgs(args)...), maxMessage)
-	d.problems = append(d.problems, Problem{Path: path, Message: msg})
+	p := Problem{Path: path, Message: clipText(fmt.Sprintf(format, clipArgs(args)...), maxMessage)}
+	if _, dup := d.recorded[p]; dup {
+		return
+	}
+	if d.recorded == nil {
+		d.recorded = map[Problem]struct{}{}
+	}
+	d.recorded[p] = struct{}{}
+	d.problems = append(d.problems, p)
 }
 
 func (d *decoder) mismatch(path, want string, raw []byte) {
@@ -82,9 +94,26 @@ func (d *decoder) decode(path string, raw json.RawMessage, v reflect.Value, lim 
 	before := d.broken
 	d.decodeValue(path, raw, v, lim)
 	if d.broken == before && v.Kind() != reflect.Pointer && v.Kind() != reflect.Interface {
-		if val, ok := v.Addr().Interface().(Validatable); ok {
-			val.Validate(&Validator{d: d, path: path})
+		d.validate(path, v)
+	}
+}
+
+// validate runs the Validate methods of the decoded, addressable v at
+// path: first those of the embedded parts of a struct the decoder walked
+// (see [decoder.embeddedParts]), deepest first and then in declaration
+// order, then v's own. v's own may be the very method of one of its parts,
+// promoted, or may call a part's Validate itself, so a part can be
+// validated twice; invalidf keeps one copy of each problem.
+func (d *decoder) validate(path string, v reflect.Value) {
+	if v.Kind() == reflect.Struct && !decodesItself(v.Type()) {
+		for _, index := range d.embeddedParts(v.Type()) {
+			if part, ok := partValue(v, index); ok {
+				validatable(part).Validate(&Validator{d: d, path: path})
+			}
 		}
+	}
+	if val, ok := v.Addr().Interface().(Validatable); ok {
+		val.Validate(&Validator{d: d, path: path})
 	}
 }
 

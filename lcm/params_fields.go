@@ -1,6 +1,7 @@
 package lcm
 
 import (
+	"cmp"
 	"encoding"
 	"encoding/json"
 	"fmt"
@@ -67,11 +68,75 @@ func collectFields(t reflect.Type, index []int) []fieldInfo {
 		direct = append(direct, fi)
 	}
 	for _, p := range promoted {
-		if _, hidden := findField(direct, p.name); !hidden {
-			direct = append(direct, p)
+		// A direct field hides a promoted one of the same name; of two
+		// promoted ones, the shallower wins, as in encoding/json (a tie is
+		// refused by checkType, so the first one here is the only one).
+		if _, hidden := findField(direct, p.name); hidden {
+			continue
 		}
+		if slices.ContainsFunc(promoted, func(q fieldInfo) bool { return q.name == p.name && len(q.index) < len(p.index) }) {
+			continue
+		}
+		direct = append(direct, p)
 	}
 	return direct
+}
+
+// ambiguousKey returns a JSON key that two fields of struct t, promoted
+// from different embedded structs at the same depth, both have, and the
+// Go paths of those fields. encoding/json ignores both such fields; a
+// driver that composes two packages' parts claiming the same key would
+// silently lose it, so checkType refuses the type instead.
+func ambiguousKey(t reflect.Type) (key, a, b string) {
+	all := allFields(t, nil)
+	for i, f := range all {
+		for _, g := range all[i+1:] {
+			if f.name != g.name || len(f.index) != len(g.index) || len(f.index) == 1 {
+				continue
+			}
+			if shallower := slices.ContainsFunc(all, func(h fieldInfo) bool { return h.name == f.name && len(h.index) < len(f.index) }); !shallower {
+				return f.name, goPath(t, f.index), goPath(t, g.index)
+			}
+		}
+	}
+	return "", "", ""
+}
+
+// allFields lists every JSON field of t and of the structs it embeds
+// (flattened as collectFields flattens them), hidden or not.
+func allFields(t reflect.Type, index []int) []fieldInfo {
+	var fs []fieldInfo
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" && !strings.HasPrefix(f.Tag.Get("json"), "-,") {
+			continue
+		}
+		idx := append(slices.Clone(index), i)
+		if f.Anonymous && name == "" {
+			et := f.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct && (f.IsExported() || f.Type.Kind() == reflect.Struct) {
+				fs = append(fs, allFields(et, idx)...)
+				continue
+			}
+		}
+		if f.IsExported() {
+			fs = append(fs, fieldInfo{name: cmp.Or(name, f.Name), index: idx})
+		}
+	}
+	return fs
+}
+
+// goPath names the field at index below t, like "Part.MasterNode".
+func goPath(t reflect.Type, index []int) string {
+	names := make([]string, len(index))
+	for i := range index {
+		names[i] = t.FieldByIndex(index[:i+1]).Name
+	}
+	return strings.Join(names, ".")
 }
 
 // paramsTag is a parsed params struct tag.
@@ -177,6 +242,9 @@ func checkType(t reflect.Type, seen map[reflect.Type]bool) error {
 	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
 		return fmt.Errorf("cannot decode JSON into %s", t)
 	case reflect.Struct:
+		if key, a, b := ambiguousKey(t); key != "" {
+			return fmt.Errorf("%s: the JSON key %q is both %s and %s, promoted from embedded structs at the same depth, so neither would be decoded: embed one of the parts as a named field, or one level deeper", t, key, a, b)
+		}
 		for i := range t.NumField() {
 			f := t.Field(i)
 			if _, err := parseParamsTag(f.Tag.Get("params")); err != nil {
@@ -190,4 +258,91 @@ func checkType(t reflect.Type, seen map[reflect.Type]bool) error {
 		}
 	}
 	return nil
+}
+
+// embeddedParts returns the index paths of the structs embedded in t,
+// directly or through other embedded structs, whose JSON fields t takes
+// over (as [collectFields] flattens them) and whose pointer type has a
+// Validate method. Deeper parts come before the part that embeds them;
+// siblings keep their declaration order. Computed once per DecodeParams
+// call.
+//
+// This is what makes composing parameter structs safe: when two embedded
+// types both have Validate, Go's selector rules give the outer type none
+// (the selector is ambiguous), and a decoder that only asked the outer
+// value for Validate would silently skip both.
+func (d *decoder) embeddedParts(t reflect.Type) [][]int {
+	if ps, ok := d.parts[t]; ok {
+		return ps
+	}
+	ps := collectParts(t, nil)
+	d.parts[t] = ps
+	return ps
+}
+
+func collectParts(t reflect.Type, index []int) [][]int {
+	var parts [][]int
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); !f.Anonymous || name != "" {
+			continue // a named field: decoded and validated at its own path
+		}
+		et := f.Type
+		if et.Kind() == reflect.Pointer {
+			et = et.Elem()
+		}
+		if et.Kind() != reflect.Struct || !f.IsExported() && f.Type.Kind() != reflect.Struct {
+			continue // not flattened by collectFields (nor by encoding/json)
+		}
+		idx := append(slices.Clone(index), i)
+		if !decodesItself(et) {
+			parts = append(parts, collectParts(et, idx)...)
+		}
+		if reflect.PointerTo(et).Implements(reflect.TypeFor[Validatable]()) {
+			parts = append(parts, idx)
+		}
+	}
+	return parts
+}
+
+// decodesItself reports whether values of t decode through their own
+// UnmarshalJSON or UnmarshalText rather than field by field.
+func decodesItself(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return pt.Implements(reflect.TypeFor[json.Unmarshaler]()) || pt.Implements(reflect.TypeFor[encoding.TextUnmarshaler]())
+}
+
+// partValue returns the embedded struct at index below the addressable
+// struct v, and false when an embedded pointer on the way is nil: none of
+// that part's keys was in the input, so there is nothing to validate.
+func partValue(v reflect.Value, index []int) (reflect.Value, bool) {
+	for _, x := range index {
+		if v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return reflect.Value{}, false
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return reflect.Value{}, false
+		}
+		v = v.Elem()
+	}
+	return v, true
+}
+
+// validatable returns the addressable part as a Validatable. A part of an
+// unexported type (embedded `nodesPart`) is read-only to reflect, which
+// refuses Interface on it although Go code in the outer type's package
+// may call its methods; reflect.NewAt makes the same pointer, of the same
+// type, without the read-only flag.
+func validatable(part reflect.Value) Validatable {
+	p := part.Addr()
+	if !p.CanInterface() {
+		p = reflect.NewAt(part.Type(), p.UnsafePointer())
+	}
+	return p.Interface().(Validatable)
 }

@@ -10,6 +10,29 @@ import (
 // whose type (or pointer type) has this method: structs, slice elements,
 // map values, named scalars, and slices and maps themselves. Children are
 // validated before their parents.
+//
+// Embedded structs are validated too, each by its own method: a driver's
+// parameter struct may embed several packages' parts of one JSON object,
+//
+//	type ClusterParams struct {
+//		registry.ClusterParams // private_registry_connection_info
+//		kubeadm.ClusterParams  // master_node, worker_node, proxy, ...
+//	}
+//
+// and when two parts have Validate, Go's selector rules give the outer
+// type none (the selector is ambiguous), so asking the outer value alone
+// would skip both. [DecodeParams] therefore calls the Validate of every
+// embedded struct whose fields are inline in the JSON (value embeds, and
+// pointer embeds that are not nil), through any depth of embedding, at the
+// outer value's path, deepest parts first; then the outer value's own
+// Validate, if its method set has one.
+//
+// That outer Validate may be a part's, promoted, or may call a part's
+// Validate itself, so one part can be validated twice. Identical problems
+// (same path, same message) are reported once; so Validate methods must
+// be deterministic and idempotent: they may normalise their value (fill
+// in defaults, canonical paths), but a second run on the normalised value
+// must leave it as it is and report what the first reported.
 type Validatable interface {
 	Validate(v *Validator)
 }
