@@ -12,6 +12,7 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // Names and paths on the registry VM.
@@ -58,11 +59,11 @@ func InstallDocker(ctx context.Context, h remote.Host, opts DockerOptions) (lcm.
 	var did []string
 	// Any Docker will do (docker.io, or docker-ce from Docker's repository
 	// on a prepared image): installing a second one would conflict.
-	rts, err := DetectRuntimes(ctx, h)
+	rts, err := system.DetectRuntimes(ctx, h)
 	if err != nil {
 		return lcm.Unchanged, err
 	}
-	if !slices.Contains(rts, Docker) {
+	if !slices.Contains(rts, system.Docker) {
 		if err := aptInstall(ctx, h, pkg); err != nil {
 			return lcm.Unchanged, err
 		}

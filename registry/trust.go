@@ -11,7 +11,6 @@ import (
 	"maps"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,16 +18,7 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
-)
-
-// Runtime is a container runtime a node may run.
-type Runtime string
-
-// The runtimes ConfigureRegistryTrust configures.
-const (
-	Docker     Runtime = "docker"
-	Containerd Runtime = "containerd"
-	CRIO       Runtime = "crio"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // Paths ConfigureRegistryTrust writes.
@@ -58,14 +48,14 @@ const (
 // CRI-O; containerd cannot reload, so it is try-restart. Either leaves a
 // stopped daemon stopped: it reads the file when it starts.
 type daemonReload struct {
-	rt         Runtime
+	rt         system.Runtime
 	verb, unit string
 }
 
 var daemonReloads = []daemonReload{
-	{Docker, "try-reload-or-restart", "docker"},
-	{Containerd, "try-restart", "containerd"},
-	{CRIO, "try-reload-or-restart", "crio"},
+	{system.Docker, "try-reload-or-restart", "docker"},
+	{system.Containerd, "try-restart", "containerd"},
+	{system.CRIO, "try-reload-or-restart", "crio"},
 }
 
 // pending is the daemon's file in TrustPendingDir.
@@ -75,58 +65,14 @@ func (r daemonReload) pending() string { return path.Join(TrustPendingDir, r.uni
 // to.
 const reloadScript = `systemctl "$1" "$2" && rm -f -- "$3"`
 
-// detectScript lists the runtimes whose daemons are installed. It looks
-// in root's PATH (sshd's superuser path, sudo's secure_path) before the
-// login user's own: a login user's PATH is no guide to what is installed.
-// On Debian it is OpenSSH's default user path
-// /usr/local/bin:/usr/bin:/bin:/usr/games (Debian's openssh is built
-// --with-default-path so, and Debian's /etc/environment, which pam_env
-// reads, sets none), without /usr/sbin, where Debian's docker.io installs
-// dockerd; a non-interactive `ssh host cmd` reads no /etc/profile.
-var detectScript = remote.MustParseScript("detect-runtimes", `
-PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin${PATH:+:$PATH}
-for daemon in dockerd containerd crio; do
-	if command -v "$daemon" >/dev/null 2>&1; then echo "$daemon"; fi
-done
-`)
-
-// DetectRuntimes returns the container runtimes installed on h, by their
-// daemons' programs (dockerd, containerd, crio), looked for in the
-// standard bin and sbin directories and then on the login user's PATH,
-// so that /usr/sbin/dockerd is found whoever logs in. Docker's own
-// containerd counts as containerd: the kubelet may use it.
-func DetectRuntimes(ctx context.Context, h remote.Host) ([]Runtime, error) {
-	cmd, err := detectScript.Cmd(nil)
-	if err != nil {
-		return nil, err
-	}
-	cmd.Idempotent = true
-	out, err := h.Run(ctx, cmd)
-	if err != nil {
-		return nil, err
-	}
-	var rts []Runtime
-	for _, l := range strings.Fields(string(out.Stdout)) {
-		switch l {
-		case "dockerd":
-			rts = append(rts, Docker)
-		case "containerd":
-			rts = append(rts, Containerd)
-		case "crio":
-			rts = append(rts, CRIO)
-		}
-	}
-	return rts, nil
-}
-
 // TrustOptions configure ConfigureRegistryTrust.
 type TrustOptions struct {
 	// Package is the VNF package the connections' certificate_path files
 	// are read from. Required when a connection has one.
 	Package *lcm.Package
 	// Runtimes, when set, are the runtimes to configure instead of those
-	// DetectRuntimes finds.
-	Runtimes []Runtime
+	// [system.DetectRuntimes] finds.
+	Runtimes []system.Runtime
 }
 
 // trustState is what one host's configuration run has done.
@@ -186,7 +132,7 @@ func (s *trustState) write(ctx context.Context) error {
 // whose file the writes change, and those an earlier run left pending.
 // For the former it puts their pending file first among the writes, so
 // that it is in place before the configuration it stands for.
-func (s *trustState) reloads(rts []Runtime) []daemonReload {
+func (s *trustState) reloads(rts []system.Runtime) []daemonReload {
 	var out, marks []daemonReload
 	for _, r := range daemonReloads {
 		if !slices.Contains(rts, r.rt) {
@@ -194,11 +140,11 @@ func (s *trustState) reloads(rts []Runtime) []daemonReload {
 		}
 		var changed bool
 		switch r.rt {
-		case Docker:
+		case system.Docker:
 			changed = s.daemonJSON != nil
-		case Containerd:
+		case system.Containerd:
 			changed = s.containerdConfig != nil
-		case CRIO:
+		case system.CRIO:
 			changed = slices.ContainsFunc(s.writes, func(w remote.FileWrite) bool {
 				cur, ok := s.files[w.Path]
 				return path.Dir(w.Path) == CRIORegistriesDir && (!ok || !bytes.Equal(cur, w.Content))
@@ -306,7 +252,7 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 	rts := opts.Runtimes
 	if rts == nil {
 		var err error
-		if rts, err = DetectRuntimes(ctx, h); err != nil {
+		if rts, err = system.DetectRuntimes(ctx, h); err != nil {
 			return lcm.Unchanged, err
 		}
 	}
@@ -318,18 +264,18 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 		return lcm.Unchanged, err
 	}
 	if s.containerdSkip != "" {
-		rts = slices.DeleteFunc(slices.Clone(rts), func(r Runtime) bool { return r == Containerd })
+		rts = slices.DeleteFunc(slices.Clone(rts), func(r system.Runtime) bool { return r == system.Containerd })
 	}
 	// Decide every file, write them together, then tell the daemons
 	// whose configuration changed, then log Docker in.
 	steps := []func([]Connection, map[string][]byte) error{s.hosts}
-	if slices.Contains(rts, Docker) {
+	if slices.Contains(rts, system.Docker) {
 		steps = append(steps, s.docker)
 	}
-	if slices.Contains(rts, Containerd) {
+	if slices.Contains(rts, system.Containerd) {
 		steps = append(steps, s.containerd)
 	}
-	if slices.Contains(rts, CRIO) {
+	if slices.Contains(rts, system.CRIO) {
 		steps = append(steps, s.crio)
 	}
 	steps = append(steps, s.kubeletAuth)
@@ -353,7 +299,7 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 	for _, r := range reloads {
 		err = errors.Join(err, s.reload(ctx, r))
 	}
-	if err == nil && slices.Contains(rts, Docker) {
+	if err == nil && slices.Contains(rts, system.Docker) {
 		err = errors.Join(s.dockerLogin(ctx, conns), s.dockerLogout(ctx))
 	}
 	if err == nil {
@@ -440,7 +386,7 @@ func (s *trustState) docker(conns []Connection, cas map[string][]byte) error {
 // mgmtkit will not rewrite: a daemon.json that is not JSON, a config.toml
 // that is not TOML, has no schema version, or uses the legacy registry
 // settings.
-func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection) error {
+func (s *trustState) plan(ctx context.Context, rts []system.Runtime, conns []Connection) error {
 	var insecure []string
 	creds := false
 	for _, c := range conns {
@@ -451,16 +397,16 @@ func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection
 	}
 	// Every shared file this run may merge, in one command.
 	read := []string{HostsFile, HostsTemplate, TrustStateFile, KubeletAuthFile}
-	if slices.Contains(rts, Docker) {
+	if slices.Contains(rts, system.Docker) {
 		read = append(read, DockerDaemonJSON)
 	}
-	if slices.Contains(rts, Containerd) {
+	if slices.Contains(rts, system.Containerd) {
 		read = append(read, ContainerdConfig)
 	}
-	if creds && slices.Contains(rts, Docker) {
+	if creds && slices.Contains(rts, system.Docker) {
 		read = append(read, DockerAuthFile)
 	}
-	if slices.Contains(rts, CRIO) {
+	if slices.Contains(rts, system.CRIO) {
 		for _, c := range conns {
 			if c.Type() == HTTP {
 				read = append(read, crioRegistriesFile(c))
@@ -480,12 +426,12 @@ func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection
 	if err := s.readRecord(); err != nil {
 		return err
 	}
-	if slices.Contains(rts, Docker) {
+	if slices.Contains(rts, system.Docker) {
 		if err := s.planInsecure(insecure); err != nil {
 			return err
 		}
 	}
-	if slices.Contains(rts, Containerd) {
+	if slices.Contains(rts, system.Containerd) {
 		return s.planContainerd(ctx)
 	}
 	return nil
@@ -622,7 +568,7 @@ func (s *trustState) planContainerd(ctx context.Context) error {
 	var major int
 	if !exists || version < 2 || len(disabled) > 0 {
 		var err error
-		if release, major, err = containerdRelease(ctx, s.h); err != nil {
+		if release, major, err = system.ContainerdRelease(ctx, s.h); err != nil {
 			return err
 		}
 	}
@@ -739,23 +685,6 @@ func containerdDirs(configPath string) ([]string, error) {
 		dirs = append(dirs, path.Clean(configPath))
 	}
 	return dirs, nil
-}
-
-// containerdRelease returns the version `containerd --version` prints
-// and its major version.
-func containerdRelease(ctx context.Context, h remote.Host) (string, int, error) {
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"containerd", "--version"}, Idempotent: true})
-	if err != nil {
-		return "", 0, err
-	}
-	for _, f := range strings.Fields(string(out.Stdout)) {
-		f = strings.TrimPrefix(f, "v")
-		major, _, ok := strings.Cut(f, ".")
-		if n, err := strconv.Atoi(major); ok && err == nil && n >= 1 {
-			return f, n, nil
-		}
-	}
-	return "", 0, fmt.Errorf("cannot tell containerd's version from %q", strings.TrimSpace(string(out.Stdout)))
 }
 
 // table returns m[key] as a table, creating it.
