@@ -68,7 +68,9 @@ const reloadScript = `systemctl "$1" "$2" && rm -f -- "$3"`
 // TrustOptions configure ConfigureRegistryTrust.
 type TrustOptions struct {
 	// Package is the VNF package the connections' certificate_path files
-	// are read from. Required when a connection has one.
+	// are read from when validation has not read them: needed only for
+	// connections built in Go, or decoded without a package, that have
+	// one. A decoded connection carries its CA as validation read it.
 	Package *lcm.Package
 	// Runtimes, when set, are the runtimes to configure instead of those
 	// [system.DetectRuntimes] finds.
@@ -238,10 +240,19 @@ func (s *trustState) reloads(rts []system.Runtime) []daemonReload {
 // leaves the next run able to finish. With no connections the call takes
 // away everything mgmtkit added, and costs one command on a node it never
 // configured. Two connections naming one registry ([CanonicalServer]) are
-// refused before anything runs.
+// refused before anything runs, and so is a connection built in Go (not
+// decoded) whose hosts_string or certificate_path validation would refuse.
 func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connection, opts TrustOptions) (lcm.Result, error) {
 	if err := refuseDuplicates(conns); err != nil {
 		return lcm.Unchanged, err
+	}
+	// What validation parsed and read, for connections that did not go
+	// through it; a copy, so that the caller's slice stays as it was.
+	conns = slices.Clone(conns)
+	for i := range conns {
+		if err := conns[i].complete(i, opts.Package); err != nil {
+			return lcm.Unchanged, err
+		}
 	}
 	s := &trustState{h: h}
 	if len(conns) == 0 {
@@ -249,16 +260,12 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 			return lcm.Unchanged, err
 		}
 	}
+	var err error
 	rts := opts.Runtimes
 	if rts == nil {
-		var err error
 		if rts, err = system.DetectRuntimes(ctx, h); err != nil {
 			return lcm.Unchanged, err
 		}
-	}
-	cas, err := readCAs(conns, opts.Package)
-	if err != nil {
-		return lcm.Unchanged, err
 	}
 	if err := s.plan(ctx, rts, conns); err != nil {
 		return lcm.Unchanged, err
@@ -268,28 +275,31 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 	}
 	// Decide every file, write them together, then tell the daemons
 	// whose configuration changed, then log Docker in.
-	steps := []func([]Connection, map[string][]byte) error{s.hosts}
+	if err := s.hosts(conns); err != nil {
+		return lcm.Unchanged, err
+	}
 	if slices.Contains(rts, system.Docker) {
-		steps = append(steps, s.docker)
+		s.docker(conns)
 	}
 	if slices.Contains(rts, system.Containerd) {
-		steps = append(steps, s.containerd)
-	}
-	if slices.Contains(rts, system.CRIO) {
-		steps = append(steps, s.crio)
-	}
-	steps = append(steps, s.kubeletAuth)
-	for _, step := range steps {
-		if err := step(conns, cas); err != nil {
+		if err := s.containerd(conns); err != nil {
 			return lcm.Unchanged, err
 		}
+	}
+	if slices.Contains(rts, system.CRIO) {
+		if err := s.crio(conns); err != nil {
+			return lcm.Unchanged, err
+		}
+	}
+	if err := s.kubeletAuth(conns); err != nil {
+		return lcm.Unchanged, err
 	}
 	if err := s.settle(rts, conns); err != nil {
 		return lcm.Unchanged, err
 	}
 	reloads := s.reloads(rts)
 	s.recordAdditions()
-	if err := s.write(ctx); err != nil {
+	if err = s.write(ctx); err != nil {
 		return s.result(), err
 	}
 	// What mgmtkit added for registries no longer passed goes before the
@@ -308,28 +318,6 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 	return s.result(), err
 }
 
-// readCAs reads the CA files of the connections, by server.
-func readCAs(conns []Connection, pkg *lcm.Package) (map[string][]byte, error) {
-	cas := map[string][]byte{}
-	for i, c := range conns {
-		if c.CertificatePath == "" {
-			continue
-		}
-		if pkg == nil {
-			return nil, fmt.Errorf("private_registry_connection_info[%d].certificate_path: no VNF package to read it from", i)
-		}
-		b, err := pkg.ReadFile(c.CertificatePath)
-		if err == nil {
-			err = checkCertificates(b)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("private_registry_connection_info[%d].certificate_path %s: %w", i, c.CertificatePath, err)
-		}
-		cas[c.Server] = b
-	}
-	return cas, nil
-}
-
 // HostsTemplate is cloud-init's template for /etc/hosts on Debian and
 // Ubuntu (their osfamily is debian), which ConfigureRegistryTrust also
 // writes when it exists.
@@ -338,10 +326,10 @@ const HostsTemplate = "/etc/cloud/templates/hosts.debian.tmpl"
 // hosts puts the hosts_string lines into their managed block of
 // /etc/hosts and, when cloud-init's template exists, of [HostsTemplate]
 // too, keeping each file's mode and owner.
-func (s *trustState) hosts(conns []Connection, _ map[string][]byte) error {
+func (s *trustState) hosts(conns []Connection) error {
 	var lines []string
 	for _, c := range conns {
-		if l := c.HostsLine(); l != "" && !slices.Contains(lines, l) {
+		if l := c.hosts.String(); l != "" && !slices.Contains(lines, l) {
 			lines = append(lines, l)
 		}
 	}
@@ -369,16 +357,15 @@ func (s *trustState) hostsBlock(file string, lines []string, create bool) error 
 }
 
 // docker installs CAs and the merged daemon.json.
-func (s *trustState) docker(conns []Connection, cas map[string][]byte) error {
+func (s *trustState) docker(conns []Connection) {
 	for _, c := range conns {
-		if ca, ok := cas[c.Server]; ok {
-			s.own(path.Join(DockerCertsDir, c.Server, "ca.crt"), ca, 0o644)
+		if c.ca != "" {
+			s.own(path.Join(DockerCertsDir, c.Server, "ca.crt"), []byte(c.ca), 0o644)
 		}
 	}
 	if s.daemonJSON != nil {
 		s.want(DockerDaemonJSON, s.daemonJSON, 0o644)
 	}
-	return nil
 }
 
 // plan reads the shared configuration files the runtimes need changed and
@@ -485,13 +472,13 @@ func (s *trustState) reload(ctx context.Context, r daemonReload) error {
 
 // containerd sets config_path once (in the planned config.toml) and
 // writes one hosts.toml per registry.
-func (s *trustState) containerd(conns []Connection, cas map[string][]byte) error {
+func (s *trustState) containerd(conns []Connection) error {
 	if s.containerdConfig != nil {
 		s.want(ContainerdConfig, s.containerdConfig, 0o644)
 	}
 	for _, root := range s.containerdDirs {
 		for _, c := range conns {
-			if err := s.containerdHost(root, c, cas); err != nil {
+			if err := s.containerdHost(root, c); err != nil {
 				return err
 			}
 		}
@@ -500,16 +487,16 @@ func (s *trustState) containerd(conns []Connection, cas map[string][]byte) error
 }
 
 // containerdHost writes a registry's hosts.toml (and CA) under root.
-func (s *trustState) containerdHost(root string, c Connection, cas map[string][]byte) error {
+func (s *trustState) containerdHost(root string, c Connection) error {
 	dir := path.Join(root, c.Server)
 	scheme := "https"
 	if c.Type() == HTTP {
 		scheme = "http"
 	}
 	host := hostEntry{Capabilities: []string{"pull", "resolve"}}
-	if ca, ok := cas[c.Server]; ok {
+	if c.ca != "" {
 		host.CA = path.Join(dir, "ca.crt")
-		s.own(host.CA, ca, 0o644)
+		s.own(host.CA, []byte(c.ca), 0o644)
 	}
 	url := scheme + "://" + c.Server
 	b, err := toml.Marshal(hostsTOML{Server: url, Host: map[string]hostEntry{url: host}})
@@ -704,10 +691,10 @@ func isEmptyTable(v any) bool {
 
 // crio writes a registries.conf.d entry for HTTP registries and installs
 // CAs.
-func (s *trustState) crio(conns []Connection, cas map[string][]byte) error {
+func (s *trustState) crio(conns []Connection) error {
 	for _, c := range conns {
-		if ca, ok := cas[c.Server]; ok {
-			s.own(path.Join(CRIOCertsDir, c.Server, "ca.crt"), ca, 0o644)
+		if c.ca != "" {
+			s.own(path.Join(CRIOCertsDir, c.Server, "ca.crt"), []byte(c.ca), 0o644)
 		}
 		if c.Type() != HTTP {
 			continue
@@ -768,7 +755,7 @@ func hasAuth(auths map[string]json.RawMessage, c Connection) bool {
 // kubeletAuth merges the connections' credentials into the kubelet's
 // config.json and takes out the entries mgmtkit added for registries no
 // longer passed.
-func (s *trustState) kubeletAuth(conns []Connection, _ map[string][]byte) error {
+func (s *trustState) kubeletAuth(conns []Connection) error {
 	var wanted []string
 	for _, c := range conns {
 		if c.Username != "" {
