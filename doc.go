@@ -11,21 +11,46 @@
 // VMs from Heat, run the steps on many nodes in parallel with a bound, and
 // report what changed on which host.
 //
-// The packages, from the bottom up (imports only point down):
+// The packages, from the bottom up; imports only point down, and domain
+// packages never import each other (kubespray reuses kubeadm's parameter
+// types where the spec nests them):
 //
-//   - remote: the SSH transport. Quoted argv commands, sudo without a PTY,
-//     secrets that never print, host-key policies, one reused connection
-//     per host with redial, atomic checksummed file writes, managed blocks.
+//   - remote: the SSH transport. Quoted argv commands and script
+//     templates, sudo without a PTY, secrets that never print, host-key
+//     policies, one reused connection per host with redial, atomic
+//     checksummed file writes, managed blocks.
 //   - remote/sshtest: a real SSH server in-process over an in-memory
-//     filesystem with a bash interpreter, fake programs and fault injection,
-//     for tests (like net/http/httptest).
+//     filesystem with a bash interpreter, fake programs, a transcript and
+//     fault injection, for tests (like net/http/httptest).
 //   - lcm: the vocabulary. SOL003 request and instance types, hooks and the
 //     Driver interface, step results, bounded fan-out over hosts, structured
 //     events, params decoding with path-qualified errors, VNF package access
 //     that cannot escape the package.
+//   - heat: a VNF's topology from Heat (gophercloud): the nodes of each
+//     group, the cluster VIP, volumes, scale and heal targets.
+//   - heat/heattest: Keystone and Heat over real HTTP, for tests.
+//   - system: host steps every VNF's VMs share: apt packages, systemd
+//     units, bounded waits, kernel modules and sysctls, hostname, the
+//     managed /etc/hosts block, OS facts, container-runtime detection.
+//   - plumbing: how a driver reaches the VIM and the VMs: the Heat client,
+//     the stack, SSH settings and logins per role, one connection per node
+//     for the whole hook.
+//   - registry: the private registry VNF's driver, and registry trust on
+//     cluster nodes (Docker, containerd, CRI-O, kubelet credentials).
+//   - kubeadm: the Kubernetes cluster's parameters (master_node,
+//     worker_node, proxy) and their validation; its steps come later.
+//   - nfs, lb, kubespray: the parameters of storage servers and NFS
+//     PersistentVolumes, external load balancers, and kubespray runs,
+//     with their validation; their steps come later.
+//   - samples: the specs' sample request bodies and the sample VNF
+//     package, embedded, for tests, examples and the tour.
+//   - examples: complete drivers composed from the packages
+//     (examples/drivers) and the runnable tour of every spec in the
+//     simulated cloud (examples/tour).
 //
-// Later packages (heat, registry, kubeadm, nfs, kubespray, lb) add the
-// topology and the domain steps; see the README for the roadmap.
+// Under internal/ is test infrastructure: the simulated cloud (Heat, and
+// Ubuntu VMs with their container runtimes as semantic fakes), which only
+// tests and the tour import.
 //
 // A step is a plain function: context first, the host it acts on, typed
 // options; it reads the current state, changes only what differs and says

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mgmtkit/mgmtkit/registry"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // dockerdProgram is Debian's dockerd (docker.io 20.10 in Debian 12), in
@@ -94,11 +95,11 @@ func testDocker(t *testing.T, e *env, d *daemon) {
 	// in /usr/sbin, which Debian's login PATH lacks; the runs below rely
 	// on it.
 	t.Run("detected_as_login_user_bug2", func(t *testing.T) {
-		rts, err := registry.DetectRuntimes(context.Background(), e.host)
+		rts, err := system.DetectRuntimes(context.Background(), e.host)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []registry.Runtime{registry.Docker, registry.Containerd} {
+		for _, want := range []system.Runtime{system.Docker, system.Containerd} {
 			if !slices.Contains(rts, want) {
 				t.Errorf("DetectRuntimes = %q, missing %q", rts, want)
 			}

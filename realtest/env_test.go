@@ -19,6 +19,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // containerdProgram is Debian's containerd (1.6.20 in Debian 12).
@@ -167,7 +168,7 @@ func (e *env) params() json.RawMessage {
 
 // trust decodes the parameters through the package's real parameter path,
 // as a driver does, and runs ConfigureRegistryTrust over SSH.
-func (e *env) trust(t *testing.T, rts ...registry.Runtime) (lcm.Result, error) {
+func (e *env) trust(t *testing.T, rts ...system.Runtime) (lcm.Result, error) {
 	t.Helper()
 	var p registry.ClusterParams
 	if err := lcm.DecodeParams(e.params(), lcm.DecodeOptions{Package: e.pkg}, lcm.Param(registry.ClusterParamKey, &p).Required()); err != nil {
@@ -179,7 +180,7 @@ func (e *env) trust(t *testing.T, rts ...registry.Runtime) (lcm.Result, error) {
 }
 
 // mustTrust is trust that fails t on an error.
-func (e *env) mustTrust(t *testing.T, rts ...registry.Runtime) lcm.Result {
+func (e *env) mustTrust(t *testing.T, rts ...system.Runtime) lcm.Result {
 	t.Helper()
 	res, err := e.trust(t, rts...)
 	if err != nil {

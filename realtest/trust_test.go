@@ -9,6 +9,7 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // TestRegistryTrust runs ConfigureRegistryTrust over a real sshd against
@@ -25,7 +26,7 @@ func TestRegistryTrust(t *testing.T) {
 
 	t.Run("containerd", func(t *testing.T) {
 		e.freshNode(t, e.origConfig)
-		res := e.mustTrust(t, registry.Containerd)
+		res := e.mustTrust(t, system.Containerd)
 		if !res.Changed {
 			t.Fatalf("first run on a fresh node reports unchanged: %s", res.Detail)
 		}
@@ -35,7 +36,7 @@ func TestRegistryTrust(t *testing.T) {
 
 		t.Run("second_run_unchanged", func(t *testing.T) {
 			pid := e.containerd.pid()
-			res := e.mustTrust(t, registry.Containerd)
+			res := e.mustTrust(t, system.Containerd)
 			if res.Changed {
 				t.Errorf("second run reports a change: %s", res.Detail)
 			}
@@ -90,7 +91,7 @@ func TestRegistryTrust(t *testing.T) {
 [plugins."io.containerd.grpc.v1.cri".registry]
   config_path = "`+literal+`"
 `))
-		e.mustTrust(t, registry.Containerd)
+		e.mustTrust(t, system.Containerd)
 		if err := os.Rename(literal, literal+".aside"); err != nil {
 			t.Fatalf("the copy under the whole list: %v", err)
 		}
@@ -111,7 +112,7 @@ func TestRegistryTrust(t *testing.T) {
   username = "`+e.private.user+`"
   password = "legacy-password-not-used"
 `))
-		e.mustTrust(t, registry.Containerd)
+		e.mustTrust(t, system.Containerd)
 		e.checkPulls(t)
 	})
 

@@ -1,10 +1,12 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // Names and paths on the registry VM.
@@ -54,15 +57,15 @@ type DockerOptions struct {
 // as opts say, the service enabled and active, and the daemon answering
 // `docker version`. It restarts Docker only when the drop-in changed.
 func InstallDocker(ctx context.Context, h remote.Host, opts DockerOptions) (lcm.Result, error) {
-	pkg := orDefault(opts.Package, DockerPackage)
+	pkg := cmp.Or(opts.Package, DockerPackage)
 	var did []string
 	// Any Docker will do (docker.io, or docker-ce from Docker's repository
 	// on a prepared image): installing a second one would conflict.
-	rts, err := DetectRuntimes(ctx, h)
+	rts, err := system.DetectRuntimes(ctx, h)
 	if err != nil {
 		return lcm.Unchanged, err
 	}
-	if !slices.Contains(rts, Docker) {
+	if !slices.Contains(rts, system.Docker) {
 		if err := aptInstall(ctx, h, pkg); err != nil {
 			return lcm.Unchanged, err
 		}
@@ -86,7 +89,7 @@ func InstallDocker(ctx context.Context, h remote.Host, opts DockerOptions) (lcm.
 	} else if started {
 		did = append(did, "docker started")
 	}
-	if err := waitDocker(ctx, h, orDefaultDuration(opts.Wait, 2*time.Minute)); err != nil {
+	if err := waitDocker(ctx, h, cmp.Or(opts.Wait, 2*time.Minute)); err != nil {
 		return result(did), err
 	}
 	return result(did), nil
@@ -97,20 +100,6 @@ func result(did []string) lcm.Result {
 		return lcm.Unchanged
 	}
 	return lcm.Changed(strings.Join(did, "; "))
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-func orDefaultDuration(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
 }
 
 // aptInstall installs packages non-interactively; the package lists are
@@ -231,8 +220,8 @@ type RunOptions struct {
 }
 
 func (o RunOptions) withDefaults() RunOptions {
-	o.Image = orDefault(o.Image, DefaultImage)
-	o.DataDir = orDefault(o.DataDir, DefaultDataDir)
+	o.Image = cmp.Or(o.Image, DefaultImage)
+	o.DataDir = cmp.Or(o.DataDir, DefaultDataDir)
 	if o.Port == 0 {
 		o.Port = DefaultPort
 	}
@@ -337,8 +326,8 @@ func lastLine(s string) string {
 // http://addr:port, asking from the VM itself (the VNFM may have no route
 // to the registry's port), for at most wait (1 minute when 0).
 func WaitHealthy(ctx context.Context, h remote.Host, addr string, port int, wait time.Duration) error {
-	url := fmt.Sprintf("http://%s/v2/", joinHostPort(addr, port))
-	ctx, cancel := context.WithTimeout(ctx, orDefaultDuration(wait, time.Minute))
+	url := fmt.Sprintf("http://%s/v2/", net.JoinHostPort(addr, strconv.Itoa(port)))
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(wait, time.Minute))
 	defer cancel()
 	var last string
 	for {
@@ -360,11 +349,4 @@ func WaitHealthy(ctx context.Context, h remote.Host, addr string, port int, wait
 		case <-time.After(time.Second):
 		}
 	}
-}
-
-func joinHostPort(addr string, port int) string {
-	if strings.Contains(addr, ":") {
-		return "[" + addr + "]:" + strconv.Itoa(port)
-	}
-	return addr + ":" + strconv.Itoa(port)
 }

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,7 +103,7 @@ func (d *VNFDriver) install(ctx context.Context, hook lcm.Hook, inst *lcm.VnfIns
 			return r, err
 		})
 	} else {
-		run.Image = orDefault(run.Image, DefaultImage)
+		run.Image = cmp.Or(run.Image, DefaultImage)
 		err = step("pull-image", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
 			return PullImage(ctx, h, run.Image)
 		})

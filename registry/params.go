@@ -280,12 +280,40 @@ type Connection struct {
 	Password remote.Secret `json:"password"`
 	// CertificatePath is certificate_path: the registry's CA certificate
 	// (PEM) in the VNF package, for HTTPS. Validation makes it the
-	// canonical package path.
+	// canonical package path and, given the package, reads and checks the
+	// file once; trust installs what it read.
 	CertificatePath string `json:"certificate_path"`
 	// HostsString is hosts_string, "<IP> <FQDN>": a line for /etc/hosts
 	// when the nodes have no DNS for the registry's name; at most 300
-	// bytes, an IPv6 address and a 253-byte name.
+	// bytes, an IPv6 address and a 253-byte name. Validation parses it
+	// once ([Connection.HostsEntry]).
 	HostsString string `json:"hosts_string" params:"max=300"`
+
+	// What validation parsed and read, with the value it came from, so
+	// that trust uses them instead of parsing again, and a field changed
+	// after validation is not answered from a stale copy.
+	hosts     HostsEntry // hosts_string, canonical
+	hostsFrom string     // the HostsString hosts came from
+	ca        string     // the certificate_path file, checked
+	caFrom    string     // the CertificatePath ca was read from
+}
+
+// HostsEntry is one /etc/hosts line: an address and the name it answers
+// for. Validation parses hosts_string into one ([Connection.HostsEntry]).
+type HostsEntry struct {
+	// IP is the address, without a zone.
+	IP netip.Addr
+	// Name is the host name in lower case, without a trailing dot.
+	Name string
+}
+
+// String returns the entry as an /etc/hosts line, "IP NAME", or "" for
+// the zero entry.
+func (e HostsEntry) String() string {
+	if !e.IP.IsValid() {
+		return ""
+	}
+	return e.IP.String() + " " + e.Name
 }
 
 // Type returns the connection type (HTTP when absent, which validation
@@ -329,21 +357,65 @@ func (c *Connection) Validate(v *lcm.Validator) {
 		} else if resolved, ok := v.PackageFile("certificate_path", c.CertificatePath); ok {
 			c.CertificatePath = resolved
 			if pkg := v.Package(); pkg != nil {
-				b, err := pkg.ReadFile(resolved)
-				if err == nil {
-					err = checkCertificates(b)
-				}
-				if err != nil {
+				// Read and judged once, here; trust installs these bytes.
+				if ca, err := readCA(pkg, resolved); err != nil {
 					v.At("certificate_path").Errorf("%s: %v", resolved, err)
+				} else {
+					c.ca, c.caFrom = ca, resolved
 				}
 			}
 		}
 	}
 	if c.HostsString != "" {
-		if _, _, p := parseHostsString(c.HostsString); p != nil {
+		if e, p := parseHostsString(c.HostsString); p != nil {
 			p.report(v.At("hosts_string"))
+		} else {
+			c.hosts, c.hostsFrom = e, c.HostsString
 		}
 	}
+}
+
+// readCA reads a CA file from the VNF package and checks that it holds
+// PEM certificates and nothing else.
+func readCA(pkg *lcm.Package, file string) (string, error) {
+	b, err := pkg.ReadFile(file)
+	if err == nil {
+		err = checkCertificates(b)
+	}
+	return string(b), err
+}
+
+// complete fills in what [Connection.Validate] parses and reads, for a
+// connection that did not go through it (built in Go rather than
+// decoded, or changed since): the hosts entry, and the CA read from pkg.
+// A decoded connection costs nothing here. Errors name the field, as
+// validation would, below the connection's index i.
+func (c *Connection) complete(i int, pkg *lcm.Package) error {
+	at := func(field string) string { return fmt.Sprintf("private_registry_connection_info[%d].%s", i, field) }
+	if c.HostsString != c.hostsFrom {
+		c.hosts, c.hostsFrom = HostsEntry{}, ""
+		if c.HostsString != "" {
+			e, p := parseHostsString(c.HostsString)
+			if p != nil {
+				return fmt.Errorf("%s: %s", at("hosts_string"), fmt.Sprintf(p.format, p.args...))
+			}
+			c.hosts, c.hostsFrom = e, c.HostsString
+		}
+	}
+	if c.CertificatePath != c.caFrom {
+		c.ca, c.caFrom = "", ""
+		if c.CertificatePath != "" {
+			if pkg == nil {
+				return fmt.Errorf("%s: no VNF package to read it from", at("certificate_path"))
+			}
+			ca, err := readCA(pkg, c.CertificatePath)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", at("certificate_path"), c.CertificatePath, err)
+			}
+			c.ca, c.caFrom = ca, c.CertificatePath
+		}
+	}
+	return nil
 }
 
 // badUsernameRune reports the runes a registry username must not hold:
@@ -353,13 +425,25 @@ func badUsernameRune(r rune) bool {
 	return unicode.IsSpace(r) || !unicode.IsPrint(r) || r == ':' || r == ';'
 }
 
-// HostsLine returns hosts_string normalised to "IP FQDN", or "".
-func (c Connection) HostsLine() string {
-	ip, name, p := parseHostsString(c.HostsString)
-	if p != nil {
-		return ""
+// HostsEntry returns hosts_string as validation parsed it, and whether
+// there is a valid one. A connection not validated since HostsString was
+// set (built in Go rather than decoded) has it parsed now.
+func (c Connection) HostsEntry() (HostsEntry, bool) {
+	switch {
+	case c.HostsString == "":
+		return HostsEntry{}, false
+	case c.HostsString == c.hostsFrom:
+		return c.hosts, true
 	}
-	return ip.String() + " " + name
+	e, p := parseHostsString(c.HostsString)
+	return e, p == nil
+}
+
+// HostsLine returns hosts_string normalised to "IP FQDN", or "" when
+// there is no valid one (see [Connection.HostsEntry]).
+func (c Connection) HostsLine() string {
+	e, _ := c.HostsEntry()
+	return e.String()
 }
 
 // problem is a validation message and its arguments, kept unformatted so
@@ -419,22 +503,22 @@ func checkServer(s string) *problem {
 // parseHostsString parses "<IP> <FQDN>". The name has no trailing dot: an
 // /etc/hosts name "r.example.com." does not answer lookups of
 // "r.example.com", which is what image references name.
-func parseHostsString(s string) (netip.Addr, string, *problem) {
+func parseHostsString(s string) (HostsEntry, *problem) {
 	fields := strings.Fields(s)
 	if len(fields) != 2 || strings.ContainsAny(s, "\r\n") {
-		return netip.Addr{}, "", problemf(`must be "<IP address> <FQDN>", got %q`, s)
+		return HostsEntry{}, problemf(`must be "<IP address> <FQDN>", got %q`, s)
 	}
 	ip, err := netip.ParseAddr(fields[0])
 	if err != nil || ip.Zone() != "" {
-		return netip.Addr{}, "", problemf("must start with an IP address, got %q", fields[0])
+		return HostsEntry{}, problemf("must start with an IP address, got %q", fields[0])
 	}
 	if strings.HasSuffix(fields[1], ".") {
-		return netip.Addr{}, "", problemf("must end with a host name without a trailing dot, got %q", fields[1])
+		return HostsEntry{}, problemf("must end with a host name without a trailing dot, got %q", fields[1])
 	}
 	if !validDNSName(fields[1]) {
-		return netip.Addr{}, "", problemf("must end with a host name, got %q", fields[1])
+		return HostsEntry{}, problemf("must end with a host name, got %q", fields[1])
 	}
-	return ip, strings.ToLower(fields[1]), nil
+	return HostsEntry{IP: ip, Name: strings.ToLower(fields[1])}, nil
 }
 
 // validDNSName checks RFC 1123 host name syntax, without a trailing dot.

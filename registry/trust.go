@@ -11,7 +11,6 @@ import (
 	"maps"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,16 +18,7 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
-)
-
-// Runtime is a container runtime a node may run.
-type Runtime string
-
-// The runtimes ConfigureRegistryTrust configures.
-const (
-	Docker     Runtime = "docker"
-	Containerd Runtime = "containerd"
-	CRIO       Runtime = "crio"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // Paths ConfigureRegistryTrust writes.
@@ -58,14 +48,14 @@ const (
 // CRI-O; containerd cannot reload, so it is try-restart. Either leaves a
 // stopped daemon stopped: it reads the file when it starts.
 type daemonReload struct {
-	rt         Runtime
+	rt         system.Runtime
 	verb, unit string
 }
 
 var daemonReloads = []daemonReload{
-	{Docker, "try-reload-or-restart", "docker"},
-	{Containerd, "try-restart", "containerd"},
-	{CRIO, "try-reload-or-restart", "crio"},
+	{system.Docker, "try-reload-or-restart", "docker"},
+	{system.Containerd, "try-restart", "containerd"},
+	{system.CRIO, "try-reload-or-restart", "crio"},
 }
 
 // pending is the daemon's file in TrustPendingDir.
@@ -75,58 +65,16 @@ func (r daemonReload) pending() string { return path.Join(TrustPendingDir, r.uni
 // to.
 const reloadScript = `systemctl "$1" "$2" && rm -f -- "$3"`
 
-// detectScript lists the runtimes whose daemons are installed. It looks
-// in root's PATH (sshd's superuser path, sudo's secure_path) before the
-// login user's own: a login user's PATH is no guide to what is installed.
-// On Debian it is OpenSSH's default user path
-// /usr/local/bin:/usr/bin:/bin:/usr/games (Debian's openssh is built
-// --with-default-path so, and Debian's /etc/environment, which pam_env
-// reads, sets none), without /usr/sbin, where Debian's docker.io installs
-// dockerd; a non-interactive `ssh host cmd` reads no /etc/profile.
-var detectScript = remote.MustParseScript("detect-runtimes", `
-PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin${PATH:+:$PATH}
-for daemon in dockerd containerd crio; do
-	if command -v "$daemon" >/dev/null 2>&1; then echo "$daemon"; fi
-done
-`)
-
-// DetectRuntimes returns the container runtimes installed on h, by their
-// daemons' programs (dockerd, containerd, crio), looked for in the
-// standard bin and sbin directories and then on the login user's PATH,
-// so that /usr/sbin/dockerd is found whoever logs in. Docker's own
-// containerd counts as containerd: the kubelet may use it.
-func DetectRuntimes(ctx context.Context, h remote.Host) ([]Runtime, error) {
-	cmd, err := detectScript.Cmd(nil)
-	if err != nil {
-		return nil, err
-	}
-	cmd.Idempotent = true
-	out, err := h.Run(ctx, cmd)
-	if err != nil {
-		return nil, err
-	}
-	var rts []Runtime
-	for _, l := range strings.Fields(string(out.Stdout)) {
-		switch l {
-		case "dockerd":
-			rts = append(rts, Docker)
-		case "containerd":
-			rts = append(rts, Containerd)
-		case "crio":
-			rts = append(rts, CRIO)
-		}
-	}
-	return rts, nil
-}
-
 // TrustOptions configure ConfigureRegistryTrust.
 type TrustOptions struct {
 	// Package is the VNF package the connections' certificate_path files
-	// are read from. Required when a connection has one.
+	// are read from when validation has not read them: needed only for
+	// connections built in Go, or decoded without a package, that have
+	// one. A decoded connection carries its CA as validation read it.
 	Package *lcm.Package
 	// Runtimes, when set, are the runtimes to configure instead of those
-	// DetectRuntimes finds.
-	Runtimes []Runtime
+	// [system.DetectRuntimes] finds.
+	Runtimes []system.Runtime
 }
 
 // trustState is what one host's configuration run has done.
@@ -186,7 +134,7 @@ func (s *trustState) write(ctx context.Context) error {
 // whose file the writes change, and those an earlier run left pending.
 // For the former it puts their pending file first among the writes, so
 // that it is in place before the configuration it stands for.
-func (s *trustState) reloads(rts []Runtime) []daemonReload {
+func (s *trustState) reloads(rts []system.Runtime) []daemonReload {
 	var out, marks []daemonReload
 	for _, r := range daemonReloads {
 		if !slices.Contains(rts, r.rt) {
@@ -194,11 +142,11 @@ func (s *trustState) reloads(rts []Runtime) []daemonReload {
 		}
 		var changed bool
 		switch r.rt {
-		case Docker:
+		case system.Docker:
 			changed = s.daemonJSON != nil
-		case Containerd:
+		case system.Containerd:
 			changed = s.containerdConfig != nil
-		case CRIO:
+		case system.CRIO:
 			changed = slices.ContainsFunc(s.writes, func(w remote.FileWrite) bool {
 				cur, ok := s.files[w.Path]
 				return path.Dir(w.Path) == CRIORegistriesDir && (!ok || !bytes.Equal(cur, w.Content))
@@ -292,10 +240,19 @@ func (s *trustState) reloads(rts []Runtime) []daemonReload {
 // leaves the next run able to finish. With no connections the call takes
 // away everything mgmtkit added, and costs one command on a node it never
 // configured. Two connections naming one registry ([CanonicalServer]) are
-// refused before anything runs.
+// refused before anything runs, and so is a connection built in Go (not
+// decoded) whose hosts_string or certificate_path validation would refuse.
 func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connection, opts TrustOptions) (lcm.Result, error) {
 	if err := refuseDuplicates(conns); err != nil {
 		return lcm.Unchanged, err
+	}
+	// What validation parsed and read, for connections that did not go
+	// through it; a copy, so that the caller's slice stays as it was.
+	conns = slices.Clone(conns)
+	for i := range conns {
+		if err := conns[i].complete(i, opts.Package); err != nil {
+			return lcm.Unchanged, err
+		}
 	}
 	s := &trustState{h: h}
 	if len(conns) == 0 {
@@ -303,47 +260,46 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 			return lcm.Unchanged, err
 		}
 	}
+	var err error
 	rts := opts.Runtimes
 	if rts == nil {
-		var err error
-		if rts, err = DetectRuntimes(ctx, h); err != nil {
+		if rts, err = system.DetectRuntimes(ctx, h); err != nil {
 			return lcm.Unchanged, err
 		}
-	}
-	cas, err := readCAs(conns, opts.Package)
-	if err != nil {
-		return lcm.Unchanged, err
 	}
 	if err := s.plan(ctx, rts, conns); err != nil {
 		return lcm.Unchanged, err
 	}
 	if s.containerdSkip != "" {
-		rts = slices.DeleteFunc(slices.Clone(rts), func(r Runtime) bool { return r == Containerd })
+		rts = slices.DeleteFunc(slices.Clone(rts), func(r system.Runtime) bool { return r == system.Containerd })
 	}
 	// Decide every file, write them together, then tell the daemons
 	// whose configuration changed, then log Docker in.
-	steps := []func([]Connection, map[string][]byte) error{s.hosts}
-	if slices.Contains(rts, Docker) {
-		steps = append(steps, s.docker)
+	if err := s.hosts(conns); err != nil {
+		return lcm.Unchanged, err
 	}
-	if slices.Contains(rts, Containerd) {
-		steps = append(steps, s.containerd)
+	if slices.Contains(rts, system.Docker) {
+		s.docker(conns)
 	}
-	if slices.Contains(rts, CRIO) {
-		steps = append(steps, s.crio)
-	}
-	steps = append(steps, s.kubeletAuth)
-	for _, step := range steps {
-		if err := step(conns, cas); err != nil {
+	if slices.Contains(rts, system.Containerd) {
+		if err := s.containerd(conns); err != nil {
 			return lcm.Unchanged, err
 		}
+	}
+	if slices.Contains(rts, system.CRIO) {
+		if err := s.crio(conns); err != nil {
+			return lcm.Unchanged, err
+		}
+	}
+	if err := s.kubeletAuth(conns); err != nil {
+		return lcm.Unchanged, err
 	}
 	if err := s.settle(rts, conns); err != nil {
 		return lcm.Unchanged, err
 	}
 	reloads := s.reloads(rts)
 	s.recordAdditions()
-	if err := s.write(ctx); err != nil {
+	if err = s.write(ctx); err != nil {
 		return s.result(), err
 	}
 	// What mgmtkit added for registries no longer passed goes before the
@@ -353,35 +309,13 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 	for _, r := range reloads {
 		err = errors.Join(err, s.reload(ctx, r))
 	}
-	if err == nil && slices.Contains(rts, Docker) {
+	if err == nil && slices.Contains(rts, system.Docker) {
 		err = errors.Join(s.dockerLogin(ctx, conns), s.dockerLogout(ctx))
 	}
 	if err == nil {
 		err = s.forget(ctx)
 	}
 	return s.result(), err
-}
-
-// readCAs reads the CA files of the connections, by server.
-func readCAs(conns []Connection, pkg *lcm.Package) (map[string][]byte, error) {
-	cas := map[string][]byte{}
-	for i, c := range conns {
-		if c.CertificatePath == "" {
-			continue
-		}
-		if pkg == nil {
-			return nil, fmt.Errorf("private_registry_connection_info[%d].certificate_path: no VNF package to read it from", i)
-		}
-		b, err := pkg.ReadFile(c.CertificatePath)
-		if err == nil {
-			err = checkCertificates(b)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("private_registry_connection_info[%d].certificate_path %s: %w", i, c.CertificatePath, err)
-		}
-		cas[c.Server] = b
-	}
-	return cas, nil
 }
 
 // HostsTemplate is cloud-init's template for /etc/hosts on Debian and
@@ -392,10 +326,10 @@ const HostsTemplate = "/etc/cloud/templates/hosts.debian.tmpl"
 // hosts puts the hosts_string lines into their managed block of
 // /etc/hosts and, when cloud-init's template exists, of [HostsTemplate]
 // too, keeping each file's mode and owner.
-func (s *trustState) hosts(conns []Connection, _ map[string][]byte) error {
+func (s *trustState) hosts(conns []Connection) error {
 	var lines []string
 	for _, c := range conns {
-		if l := c.HostsLine(); l != "" && !slices.Contains(lines, l) {
+		if l := c.hosts.String(); l != "" && !slices.Contains(lines, l) {
 			lines = append(lines, l)
 		}
 	}
@@ -423,16 +357,15 @@ func (s *trustState) hostsBlock(file string, lines []string, create bool) error 
 }
 
 // docker installs CAs and the merged daemon.json.
-func (s *trustState) docker(conns []Connection, cas map[string][]byte) error {
+func (s *trustState) docker(conns []Connection) {
 	for _, c := range conns {
-		if ca, ok := cas[c.Server]; ok {
-			s.own(path.Join(DockerCertsDir, c.Server, "ca.crt"), ca, 0o644)
+		if c.ca != "" {
+			s.own(path.Join(DockerCertsDir, c.Server, "ca.crt"), []byte(c.ca), 0o644)
 		}
 	}
 	if s.daemonJSON != nil {
 		s.want(DockerDaemonJSON, s.daemonJSON, 0o644)
 	}
-	return nil
 }
 
 // plan reads the shared configuration files the runtimes need changed and
@@ -440,7 +373,7 @@ func (s *trustState) docker(conns []Connection, cas map[string][]byte) error {
 // mgmtkit will not rewrite: a daemon.json that is not JSON, a config.toml
 // that is not TOML, has no schema version, or uses the legacy registry
 // settings.
-func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection) error {
+func (s *trustState) plan(ctx context.Context, rts []system.Runtime, conns []Connection) error {
 	var insecure []string
 	creds := false
 	for _, c := range conns {
@@ -451,16 +384,16 @@ func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection
 	}
 	// Every shared file this run may merge, in one command.
 	read := []string{HostsFile, HostsTemplate, TrustStateFile, KubeletAuthFile}
-	if slices.Contains(rts, Docker) {
+	if slices.Contains(rts, system.Docker) {
 		read = append(read, DockerDaemonJSON)
 	}
-	if slices.Contains(rts, Containerd) {
+	if slices.Contains(rts, system.Containerd) {
 		read = append(read, ContainerdConfig)
 	}
-	if creds && slices.Contains(rts, Docker) {
+	if creds && slices.Contains(rts, system.Docker) {
 		read = append(read, DockerAuthFile)
 	}
-	if slices.Contains(rts, CRIO) {
+	if slices.Contains(rts, system.CRIO) {
 		for _, c := range conns {
 			if c.Type() == HTTP {
 				read = append(read, crioRegistriesFile(c))
@@ -480,12 +413,12 @@ func (s *trustState) plan(ctx context.Context, rts []Runtime, conns []Connection
 	if err := s.readRecord(); err != nil {
 		return err
 	}
-	if slices.Contains(rts, Docker) {
+	if slices.Contains(rts, system.Docker) {
 		if err := s.planInsecure(insecure); err != nil {
 			return err
 		}
 	}
-	if slices.Contains(rts, Containerd) {
+	if slices.Contains(rts, system.Containerd) {
 		return s.planContainerd(ctx)
 	}
 	return nil
@@ -539,13 +472,13 @@ func (s *trustState) reload(ctx context.Context, r daemonReload) error {
 
 // containerd sets config_path once (in the planned config.toml) and
 // writes one hosts.toml per registry.
-func (s *trustState) containerd(conns []Connection, cas map[string][]byte) error {
+func (s *trustState) containerd(conns []Connection) error {
 	if s.containerdConfig != nil {
 		s.want(ContainerdConfig, s.containerdConfig, 0o644)
 	}
 	for _, root := range s.containerdDirs {
 		for _, c := range conns {
-			if err := s.containerdHost(root, c, cas); err != nil {
+			if err := s.containerdHost(root, c); err != nil {
 				return err
 			}
 		}
@@ -554,16 +487,16 @@ func (s *trustState) containerd(conns []Connection, cas map[string][]byte) error
 }
 
 // containerdHost writes a registry's hosts.toml (and CA) under root.
-func (s *trustState) containerdHost(root string, c Connection, cas map[string][]byte) error {
+func (s *trustState) containerdHost(root string, c Connection) error {
 	dir := path.Join(root, c.Server)
 	scheme := "https"
 	if c.Type() == HTTP {
 		scheme = "http"
 	}
 	host := hostEntry{Capabilities: []string{"pull", "resolve"}}
-	if ca, ok := cas[c.Server]; ok {
+	if c.ca != "" {
 		host.CA = path.Join(dir, "ca.crt")
-		s.own(host.CA, ca, 0o644)
+		s.own(host.CA, []byte(c.ca), 0o644)
 	}
 	url := scheme + "://" + c.Server
 	b, err := toml.Marshal(hostsTOML{Server: url, Host: map[string]hostEntry{url: host}})
@@ -622,7 +555,7 @@ func (s *trustState) planContainerd(ctx context.Context) error {
 	var major int
 	if !exists || version < 2 || len(disabled) > 0 {
 		var err error
-		if release, major, err = containerdRelease(ctx, s.h); err != nil {
+		if release, major, err = system.ContainerdRelease(ctx, s.h); err != nil {
 			return err
 		}
 	}
@@ -741,23 +674,6 @@ func containerdDirs(configPath string) ([]string, error) {
 	return dirs, nil
 }
 
-// containerdRelease returns the version `containerd --version` prints
-// and its major version.
-func containerdRelease(ctx context.Context, h remote.Host) (string, int, error) {
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"containerd", "--version"}, Idempotent: true})
-	if err != nil {
-		return "", 0, err
-	}
-	for _, f := range strings.Fields(string(out.Stdout)) {
-		f = strings.TrimPrefix(f, "v")
-		major, _, ok := strings.Cut(f, ".")
-		if n, err := strconv.Atoi(major); ok && err == nil && n >= 1 {
-			return f, n, nil
-		}
-	}
-	return "", 0, fmt.Errorf("cannot tell containerd's version from %q", strings.TrimSpace(string(out.Stdout)))
-}
-
 // table returns m[key] as a table, creating it.
 func table(m map[string]any, key string) map[string]any {
 	if t, ok := m[key].(map[string]any); ok {
@@ -775,10 +691,10 @@ func isEmptyTable(v any) bool {
 
 // crio writes a registries.conf.d entry for HTTP registries and installs
 // CAs.
-func (s *trustState) crio(conns []Connection, cas map[string][]byte) error {
+func (s *trustState) crio(conns []Connection) error {
 	for _, c := range conns {
-		if ca, ok := cas[c.Server]; ok {
-			s.own(path.Join(CRIOCertsDir, c.Server, "ca.crt"), ca, 0o644)
+		if c.ca != "" {
+			s.own(path.Join(CRIOCertsDir, c.Server, "ca.crt"), []byte(c.ca), 0o644)
 		}
 		if c.Type() != HTTP {
 			continue
@@ -839,7 +755,7 @@ func hasAuth(auths map[string]json.RawMessage, c Connection) bool {
 // kubeletAuth merges the connections' credentials into the kubelet's
 // config.json and takes out the entries mgmtkit added for registries no
 // longer passed.
-func (s *trustState) kubeletAuth(conns []Connection, _ map[string][]byte) error {
+func (s *trustState) kubeletAuth(conns []Connection) error {
 	var wanted []string
 	for _, c := range conns {
 		if c.Username != "" {

@@ -9,6 +9,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // newNodeWithRegistry is newNodeIn, and an HTTP registry serving app:1
@@ -43,8 +44,8 @@ func TestDockerIsDetectedWhereTheLoginPATHLacksSbin(t *testing.T) {
 	if err != nil || !strings.HasSuffix(string(out.Stdout), "none\n") || strings.Contains(string(out.Stdout), "sbin") {
 		t.Fatalf("login PATH on the Debian node: %q, %v", out.Stdout, err)
 	}
-	rts, err := registry.DetectRuntimes(n.ctx, n.ssh)
-	if err != nil || len(rts) != 2 || rts[0] != registry.Docker || rts[1] != registry.Containerd {
+	rts, err := system.DetectRuntimes(n.ctx, n.ssh)
+	if err != nil || len(rts) != 2 || rts[0] != system.Docker || rts[1] != system.Containerd {
 		t.Errorf("DetectRuntimes = %v, %v; want docker and containerd", rts, err)
 	}
 	if _, err := n.trust(conn); err != nil {
@@ -110,7 +111,7 @@ func TestRegistryNamesSurviveCloudInitAtReboot(t *testing.T) {
 // reboot would bring the name back otherwise.
 func TestNoConnectionsClearTheTemplateBlock(t *testing.T) {
 	n, _, conn := newNodeWithRegistry(t, sim.Options{}, "docker.io", "cri-tools")
-	hostsOnly := registry.TrustOptions{Runtimes: []registry.Runtime{}}
+	hostsOnly := registry.TrustOptions{Runtimes: []system.Runtime{}}
 	if _, err := registry.ConfigureRegistryTrust(n.ctx, n.ssh, []registry.Connection{conn}, hostsOnly); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // TrustStateFile records, on each node, what [ConfigureRegistryTrust] has
@@ -186,11 +187,11 @@ func kept(old, wanted, added []string) []string {
 // them); whole files and Docker logins are settled here. Without Docker
 // in this run, its daemon.json entries and logins stay as recorded:
 // nothing can take them away now.
-func (s *trustState) settle(rts []Runtime, conns []Connection) error {
+func (s *trustState) settle(rts []system.Runtime, conns []Connection) error {
 	b := &s.book
 	b.next.Files = unite(b.owned)
 	b.staleFiles = minus(b.old.Files, b.owned)
-	if !slices.Contains(rts, Docker) {
+	if !slices.Contains(rts, system.Docker) {
 		b.next.InsecureRegistries = b.old.InsecureRegistries
 		b.next.DockerLogins = b.old.DockerLogins
 		return nil

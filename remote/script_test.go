@@ -1,38 +1,13 @@
 package remote_test
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mgmtkit/mgmtkit/internal/golden"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with testdata/NAME.golden, rewriting it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	file := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from %s (run go test -update if the change is intended)\ngot:\n%s\nwant:\n%s", name, file, got, want)
-	}
-}
 
 var exportScript = remote.MustParseScript("export-dirs", `{{range .Dirs -}}
 mkdir -p -- {{q .Path}}
@@ -52,7 +27,7 @@ func TestScriptQuotesEveryValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "export-dirs", text)
+	golden.Assert(t, "export-dirs", []byte(text))
 	cmd, err := exportScript.Cmd(data)
 	if err != nil {
 		t.Fatal(err)
