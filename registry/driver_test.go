@@ -9,13 +9,13 @@ import (
 	"github.com/mgmtkit/mgmtkit/remote"
 )
 
-// countedHost counts the closes of the connection it wraps.
-type countedHost struct {
+// closeCountingHost counts the closes of the connection it wraps.
+type closeCountingHost struct {
 	remote.Host
 	closes *atomic.Int32
 }
 
-func (h countedHost) Close() error {
+func (h closeCountingHost) Close() error {
 	h.closes.Add(1)
 	return h.Host.Close()
 }
@@ -31,7 +31,7 @@ func TestRegistryVNFOneConnectionPerHook(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return countedHost{Host: h, closes: &closes}, nil
+		return closeCountingHost{Host: h, closes: &closes}, nil
 	}
 	for run := range 2 {
 		res, err := r.instantiate()
