@@ -53,7 +53,7 @@ type ClusterParams struct {
 	// package (Scripts/install_k8s_cluster.sh), for drivers that run it
 	// instead of mgmtkit's steps. Optional; when given, it must be a file
 	// in the package, and validation makes it the canonical package path.
-	ScriptPath string `json:"script_path"`
+	ScriptPath string `json:"script_path" params:"nonempty"`
 	// VimName is vim_name: the name under which the cluster is registered
 	// as a VIM. Empty: [VimNamePrefix] and the VNF instance ID (see
 	// [ClusterParams.VimNameFor]).
@@ -73,7 +73,7 @@ type ClusterParams struct {
 	// HelmInstallationScriptPath is helm_installation_script_path: a
 	// script in the VNF package that installs Helm on the masters.
 	// Optional; validated as ScriptPath is.
-	HelmInstallationScriptPath string `json:"helm_installation_script_path"`
+	HelmInstallationScriptPath string `json:"helm_installation_script_path" params:"nonempty"`
 
 	// KubernetesVersion is kubernetes_version, an mgmtkit extension: the
 	// Kubernetes release to install, "1.36" (the newest patch of that
@@ -85,7 +85,7 @@ type ClusterParams struct {
 	// manifest of the pod network (Calico, Flannel, ...) in the VNF
 	// package, applied after kubeadm init. Optional; validated as
 	// ScriptPath is.
-	CNIManifestPath string `json:"cni_manifest_path"`
+	CNIManifestPath string `json:"cni_manifest_path" params:"nonempty"`
 	// DrainTimeout is drain_timeout, an mgmtkit extension: how many
 	// seconds a node's drain may take before scale-in or heal gives up on
 	// it, 1 to 86400; a number or a decimal string. Validation sets it to

@@ -85,14 +85,27 @@ var workingProxy = map[string]any{
 	k8s + "proxy.https_proxy": "http://user2:password2@proxy.example.com:3128",
 }
 
-func TestSpecSamplesWithPlaceholdersFailOnTheProxy(t *testing.T) {
-	const port = "has a port that is not a number from 1 to 65535"
+func TestSpecSamplesWithPlaceholdersFailOnThem(t *testing.T) {
+	// What this package says about each placeholder of the samples; the
+	// ansible ones are kubespray's.
+	messages := map[string]string{
+		"script_path":       "must not be empty: leave the key out for none",
+		"proxy.http_proxy":  "has a port that is not a number from 1 to 65535",
+		"proxy.https_proxy": "has a port that is not a number from 1 to 65535",
+	}
 	for _, name := range []string{samples.InstantiateCIRCluster, samples.InstantiatePVCluster, samples.InstantiateKubespray} {
 		t.Run(name, func(t *testing.T) {
 			_, got := decodeSample(t, name, nil)
-			want := []string{
-				"k8s_cluster_installation_param.proxy.http_proxy: " + port,
-				"k8s_cluster_installation_param.proxy.https_proxy: " + port,
+			var want []string
+			for _, p := range samples.Placeholders(name) {
+				key := strings.TrimPrefix(p, k8s)
+				if strings.HasPrefix(key, "ansible.") {
+					continue
+				}
+				if messages[key] == "" {
+					t.Fatalf("no expected message for placeholder %s", p)
+				}
+				want = append(want, "k8s_cluster_installation_param."+key+": "+messages[key])
 			}
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

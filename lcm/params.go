@@ -127,6 +127,11 @@ const rootPath = "additionalParams"
 //   - every missing required value: a target marked [Target.Required], or a
 //     struct field tagged `params:"required"` in an object that is present.
 //     Absent, null, "", [] and {} do not count as present;
+//   - every optional field tagged `params:"nonempty"` that is present but
+//     "", [] or {}: a placeholder such as the specs' `"script_path": ""`
+//     is a mistake, not a way to say "none" (leave the key out). Unlike a
+//     missing required value, it does not stop the validation of the
+//     object around it, which sees the field as absent;
 //   - every null where a value cannot be absent: an array element or a map
 //     value, like `"private_registry_connection_info": [null]` ("...[0]:
 //     must be an object, got null"), unless its type is an interface

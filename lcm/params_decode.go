@@ -252,6 +252,10 @@ func (d *decoder) decodeStruct(path string, raw json.RawMessage, v reflect.Value
 			seen[m.key] = presenceOf(m.value)
 			if f.required && seen[m.key] == empty {
 				d.addf(p, "must not be empty")
+			} else if f.nonEmpty && seen[m.key] == empty {
+				// Not a decoding problem: the value around it is still
+				// validated, as if the key were absent.
+				d.invalidf(p, "must not be empty: leave the key out for none")
 			} else if !f.required || seen[m.key] != null {
 				d.decode(p, m.value, fieldByIndex(v, f.index), f.limits)
 			}

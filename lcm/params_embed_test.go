@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/mgmtkit/mgmtkit/lcm"
@@ -226,5 +227,49 @@ func TestDecodeParamsEmbeddedKeyClash(t *testing.T) {
 	}
 	if s.MastersA.Master != "m" || s.MastersB.Master != "" || s != viaJSON {
 		t.Errorf("got %+v, encoding/json %+v", s, viaJSON)
+	}
+}
+
+// nonEmptyPart has an optional path that a placeholder "" must not fill.
+type nonEmptyPart struct {
+	Script string   `json:"script" params:"nonempty"`
+	List   []string `json:"list" params:"nonempty"`
+	Name   string   `json:"name"`
+}
+
+func (p *nonEmptyPart) Validate(v *lcm.Validator) {
+	if p.Script == "" && p.Name == "" {
+		v.Errorf("needs script or name")
+	}
+}
+
+func TestNonEmptyRejectsPlaceholdersAndStillValidatesTheObject(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{`{"script": "s.sh", "list": ["a"]}`, nil},
+		{`{"name": "n"}`, nil}, // absent is fine
+		{`{"name": "n", "script": null}`, nil},
+		{`{"script": "", "list": []}`, []string{
+			`p.script: must not be empty: leave the key out for none`,
+			`p.list: must not be empty: leave the key out for none`,
+			`p: needs script or name`, // validated, as if script were absent
+		}},
+	} {
+		var p nonEmptyPart
+		err := lcm.DecodeParams(json.RawMessage(`{"p": `+tc.in+`}`), lcm.DecodeOptions{}, lcm.Param("p", &p))
+		var got []string
+		var pe *lcm.ParamsError
+		if errors.As(err, &pe) {
+			for _, pr := range pe.Problems {
+				got = append(got, pr.Path+": "+pr.Message)
+			}
+		} else if err != nil {
+			t.Fatalf("%s: %v", tc.in, err)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.in, got, tc.want)
+		}
 	}
 }

@@ -16,6 +16,7 @@ type fieldInfo struct {
 	name     string // the JSON key
 	index    []int  // for fieldByIndex
 	required bool   // tagged params:"required"
+	nonEmpty bool   // tagged params:"nonempty"
 	limits   limits // from params:"max=N"
 }
 
@@ -59,7 +60,7 @@ func collectFields(t reflect.Type, index []int) []fieldInfo {
 			name = f.Name
 		}
 		opts, _ := parseParamsTag(f.Tag.Get("params")) // checkType reported errors
-		fi := fieldInfo{name: name, index: idx, required: opts.required}
+		fi := fieldInfo{name: name, index: idx, required: opts.required, nonEmpty: opts.nonEmpty}
 		if isList(f.Type) {
 			fi.limits.list = opts.max
 		} else {
@@ -142,11 +143,12 @@ func goPath(t reflect.Type, index []int) string {
 // paramsTag is a parsed params struct tag.
 type paramsTag struct {
 	required bool // "required"
+	nonEmpty bool // "nonempty"
 	max      int  // "max=N", or 0
 }
 
 // parseParamsTag parses the comma-separated options of a params tag:
-// "required" and "max=N" with N a positive decimal integer.
+// "required", "nonempty" and "max=N" with N a positive decimal integer.
 func parseParamsTag(tag string) (paramsTag, error) {
 	var pt paramsTag
 	if tag == "" {
@@ -156,6 +158,8 @@ func parseParamsTag(tag string) (paramsTag, error) {
 		switch n, isMax := strings.CutPrefix(opt, "max="); {
 		case opt == "required":
 			pt.required = true
+		case opt == "nonempty":
+			pt.nonEmpty = true
 		case isMax:
 			v, err := parseDecimal(n)
 			if err != nil || v < 1 {
@@ -163,7 +167,7 @@ func parseParamsTag(tag string) (paramsTag, error) {
 			}
 			pt.max = v
 		default:
-			return pt, fmt.Errorf("unknown params tag option %q (the options are \"required\" and \"max=N\")", opt)
+			return pt, fmt.Errorf("unknown params tag option %q (the options are \"required\", \"nonempty\" and \"max=N\")", opt)
 		}
 	}
 	return pt, nil
