@@ -16,14 +16,15 @@
 // registry, storage_server and pv_registration_params to nfs, ansible to
 // kubespray, external_lb_param to lb. A driver embeds each package's part
 // in its own struct and decodes the object once, strictly (an unknown key
-// is an error). An embedded field is named after its type, so two parts
-// both called ClusterParams need an alias for one of them:
-//
-//	type KubeadmParams = kubeadm.ClusterParams
+// is an error). An embedded field is named after its type, so each
+// package names its part after what it holds ([ClusterParams] here,
+// registry.TrustParams, nfs.StorageParams, lb.LoadBalancerParams,
+// kubespray.AnsibleParams) and a driver embeds them side by side:
 //
 //	type ClusterParams struct {
-//		registry.ClusterParams
-//		KubeadmParams
+//		kubeadm.ClusterParams
+//		registry.TrustParams
+//		nfs.StorageParams
 //	}
 //
 //	var p ClusterParams

@@ -10,16 +10,12 @@ import (
 	"github.com/mgmtkit/mgmtkit/samples"
 )
 
-// KubeadmParams names kubeadm's part for embedding: an embedded field is
-// named after its type, and registry's part is a ClusterParams too.
-type KubeadmParams = kubeadm.ClusterParams
-
 // ClusterParams is a cluster driver's k8s_cluster_installation_param: each
 // package's part embedded, so that the one object decodes strictly into
 // all of them and every part's Validate runs.
 type ClusterParams struct {
-	registry.ClusterParams // private_registry_connection_info
-	KubeadmParams          // master_node, worker_node, proxy, vim_name, ...
+	kubeadm.ClusterParams // master_node, worker_node, proxy, vim_name, ...
+	registry.TrustParams  // private_registry_connection_info
 }
 
 // Decode a cluster's parameters from the cir-k8s-cluster spec's sample
@@ -79,8 +75,8 @@ func Example_validation() {
 	fmt.Println(err)
 	// Output:
 	// k8s_cluster_installation_param.proxy.http_proxy: has a port that is not a number from 1 to 65535
-	// k8s_cluster_installation_param.private_registry_connection_info[1].server: repeats private_registry_connection_info[0].server "192.168.0.10:5000"
 	// k8s_cluster_installation_param.master_node.pod_cidr: 192.168.0.0/16 (the default) overlaps proxy.k8s_node_cidr 192.168.10.0/24: the pod, Service and node networks must be disjoint
+	// k8s_cluster_installation_param.private_registry_connection_info[1].server: repeats private_registry_connection_info[0].server "192.168.0.10:5000"
 }
 
 // A scale or heal request may replace the stored logins.

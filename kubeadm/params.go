@@ -41,7 +41,7 @@ const (
 
 // ClusterParams is this package's part of k8s_cluster_installation_param:
 // the cluster's base keys. A driver embeds it in its own parameter struct
-// next to other packages' parts (registry.ClusterParams, ...); see the
+// next to other packages' parts (registry.TrustParams, ...); see the
 // package documentation.
 //
 // Validation checks every field, fills in the defaults (master_node's

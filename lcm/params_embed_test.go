@@ -13,7 +13,7 @@ import (
 )
 
 // nodesPart is a second domain package's part of a cluster object, with
-// its own Validate: embedded next to registry.ClusterParams, Go's rules
+// its own Validate: embedded next to registry.TrustParams, Go's rules
 // leave the outer struct with no Validate at all (the selector is
 // ambiguous at depth 1).
 type nodesPart struct {
@@ -29,7 +29,7 @@ func (p *nodesPart) Validate(v *lcm.Validator) {
 // composed is what DESIGN prescribes: a driver's cluster parameters
 // embedding several packages' parts.
 type composed struct {
-	registry.ClusterParams
+	registry.TrustParams
 	nodesPart
 	Name string `json:"name"`
 }

@@ -15,8 +15,8 @@ import (
 // parameter struct may embed several packages' parts of one JSON object,
 //
 //	type ClusterParams struct {
-//		registry.ClusterParams // private_registry_connection_info
-//		kubeadm.ClusterParams  // master_node, worker_node, proxy, ...
+//		kubeadm.ClusterParams // master_node, worker_node, proxy, ...
+//		registry.TrustParams  // private_registry_connection_info
 //	}
 //
 // and when two parts have Validate, Go's selector rules give the outer

@@ -42,7 +42,7 @@ func ExampleStorageParams() {
 
 	var params struct {
 		nfs.StorageParams
-		// ... and the driver's other parts, like registry.ClusterParams.
+		// ... and the driver's other parts, like registry.TrustParams.
 	}
 	err := lcm.DecodeParams(additionalParams, lcm.DecodeOptions{Package: pkg},
 		lcm.Param(nfs.ClusterParamKey, &params).Required())

@@ -9,7 +9,7 @@
 // [github.com/mgmtkit/mgmtkit/registry.ConfigureRegistryTrust] runs over SSH (a real OpenSSH sshd on
 // 127.0.0.1, internal/sshdtest, as a throwaway user whose sudo asks for
 // its password) against this machine, with private_registry_connection_info
-// decoded by lcm.DecodeParams into registry.ClusterParams from JSON, as
+// decoded by lcm.DecodeParams into registry.TrustParams from JSON, as
 // a driver decodes it, and the CA read from a VNF package directory the
 // test builds. Then:
 //

@@ -170,7 +170,7 @@ func (e *env) params() json.RawMessage {
 // as a driver does, and runs ConfigureRegistryTrust over SSH.
 func (e *env) trust(t *testing.T, rts ...system.Runtime) (lcm.Result, error) {
 	t.Helper()
-	var p registry.ClusterParams
+	var p registry.TrustParams
 	if err := lcm.DecodeParams(e.params(), lcm.DecodeOptions{Package: e.pkg}, lcm.Param(registry.ClusterParamKey, &p).Required()); err != nil {
 		t.Fatalf("decoding the parameters: %v", err)
 	}

@@ -19,7 +19,7 @@
 //
 // # Trust on cluster nodes
 //
-// [ClusterParams] is this package's part of k8s_cluster_installation_param:
+// [TrustParams] is this package's part of k8s_cluster_installation_param:
 // private_registry_connection_info, a list of [Connection]s. A cluster
 // driver embeds it in its own parameter struct and calls [TrustNodes] (or
 // [ConfigureRegistryTrust] per host) on the nodes an operation created.

@@ -24,7 +24,7 @@ func ExampleTrustNodes() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	var p registry.ClusterParams
+	var p registry.TrustParams
 	err := lcm.DecodeParams(json.RawMessage(`{"k8s_cluster_installation_param": {"private_registry_connection_info": [
 		{"connection_type": "0", "server": "registry.example.com:5000", "hosts_string": "192.168.0.10 registry.example.com"}]}}`),
 		lcm.DecodeOptions{}, lcm.Param(registry.ClusterParamKey, &p).Required())

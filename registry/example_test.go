@@ -29,7 +29,7 @@ func ExampleConfigureRegistryTrust() {
 	}
 	defer vm.Close()
 
-	var p registry.ClusterParams
+	var p registry.TrustParams
 	err = lcm.DecodeParams(json.RawMessage(`{"k8s_cluster_installation_param": {"private_registry_connection_info": [
 		{"connection_type": "0", "server": "192.168.0.10:5000"},
 		{"connection_type": "1", "server": "registry.example.com", "username": "user01", "password": "s3cret",

@@ -22,7 +22,7 @@ const (
 	// InstallParamKey holds the registry VNF's [InstallParams].
 	InstallParamKey = "private_registry_installation_param"
 	// ClusterParamKey holds a Kubernetes cluster VNF's parameters; this
-	// package owns its private_registry_connection_info ([ClusterParams]).
+	// package owns its private_registry_connection_info ([TrustParams]).
 	ClusterParamKey = "k8s_cluster_installation_param"
 )
 
@@ -124,10 +124,10 @@ func (p *Proxy) Validate(v *lcm.Validator) {
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
-// ClusterParams is this package's part of k8s_cluster_installation_param.
+// TrustParams is this package's part of k8s_cluster_installation_param.
 // A Kubernetes cluster driver embeds it in its own parameter struct, so
 // that the one object decodes strictly into both.
-type ClusterParams struct {
+type TrustParams struct {
 	// PrivateRegistryConnectionInfo is private_registry_connection_info:
 	// the registries every node must be able to pull from, at most
 	// [MaxConnections].
@@ -141,7 +141,7 @@ const MaxConnections = 64
 
 // Validate rejects two connections to the same server, compared in
 // [CanonicalServer] form.
-func (p *ClusterParams) Validate(v *lcm.Validator) {
+func (p *TrustParams) Validate(v *lcm.Validator) {
 	for _, d := range duplicateServers(p.PrivateRegistryConnectionInfo) {
 		v.At("private_registry_connection_info").Index(d.i).At("server").Errorf("repeats private_registry_connection_info[%d].server %q", d.first, p.PrivateRegistryConnectionInfo[d.i].Server)
 	}

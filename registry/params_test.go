@@ -37,7 +37,7 @@ func testPackage(t testing.TB) *lcm.Package {
 // clusterParams is a cluster driver's parameter struct: this package's
 // part embedded, the keys of other packages taken as they are.
 type clusterParams struct {
-	ClusterParams
+	TrustParams
 	ScriptPath string          `json:"script_path"`
 	VimName    string          `json:"vim_name"`
 	MasterNode json.RawMessage `json:"master_node"`

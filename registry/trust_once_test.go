@@ -37,7 +37,7 @@ func (c *openCounter) count(name string) int {
 func TestTheCAIsReadOnceByValidation(t *testing.T) {
 	w := newTrustWorld(t)
 	fsys := &openCounter{FS: samples.VNFPackage(), opens: map[string]int{}}
-	var p registry.ClusterParams
+	var p registry.TrustParams
 	if err := lcm.DecodeParams(json.RawMessage(`{"k8s_cluster_installation_param": {"private_registry_connection_info": [
 		{"connection_type": "1", "server": "registry.example.com", "username": "user01", "password": "user01",
 		 "certificate_path": "./Files/registries/ca.crt", "hosts_string": "192.168.0.20  Registry.Example.com"}]}}`),
@@ -93,7 +93,7 @@ func TestAConnectionBuiltInGoIsCheckedBeforeAnythingRuns(t *testing.T) {
 
 	// Decoded, then changed: the new hosts_string counts, not the one
 	// validation parsed.
-	var p registry.ClusterParams
+	var p registry.TrustParams
 	if err := lcm.DecodeParams(json.RawMessage(`{"k8s_cluster_installation_param": {"private_registry_connection_info": [
 		{"connection_type": "0", "server": "plain.example.com:5000", "hosts_string": "192.168.0.30 plain.example.com"}]}}`),
 		lcm.DecodeOptions{}, lcm.Param(registry.ClusterParamKey, &p).Required()); err != nil {

@@ -56,7 +56,7 @@ func (p NodeParams) Group(role lcm.Role) heat.Group {
 // the keys that belong to packages still to come (kubeadm, nfs, kubespray,
 // lb) are accepted as they are and not interpreted yet.
 type ClusterParams struct {
-	registry.ClusterParams
+	registry.TrustParams
 	MasterNode NodeParams  `json:"master_node" params:"required"`
 	WorkerNode *NodeParams `json:"worker_node"`
 
