@@ -9,6 +9,7 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/system"
 )
@@ -453,4 +454,19 @@ func validUsername(s string) bool {
 		}
 	}
 	return true
+}
+
+// Credentials returns the SSH login of each node role: master_node's for
+// the masters, worker_node's for the workers.
+func (p ClusterParams) Credentials() plumbing.Credentials {
+	creds := plumbing.Credentials{lcm.RoleMaster: p.MasterNode.Login()}
+	if p.WorkerNode != nil {
+		creds[lcm.RoleWorker] = p.WorkerNode.Login()
+	}
+	return creds
+}
+
+// Login returns the nodes' SSH login.
+func (p NodeParams) Login() plumbing.Login {
+	return plumbing.Login{Username: p.Username, Password: p.Password}
 }

@@ -5,6 +5,7 @@ import (
 	"path"
 
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
 
@@ -89,4 +90,16 @@ func (a *Ansible) Validate(v *lcm.Validator) {
 	if rootOK && lcm.PathWithin(a.SampleInventory(), inv) {
 		v.At("transferring_inventory_path").Errorf("must not be or contain %s, kubespray's sample inventory: it is copied to this directory, which terminate removes; use a new directory like %s", a.SampleInventory(), path.Join(a.KubesprayRootPath, "inventory", "mycluster"))
 	}
+}
+
+// Node returns the Ansible server as a node to connect to: it is outside
+// the VNF's stack, so its address comes from ip_address, not from Heat.
+func (a Ansible) Node() lcm.Node {
+	addr := a.IPAddress.String()
+	return lcm.Node{Role: lcm.RoleAnsible, Resource: "ansible-server", SSHAddress: addr, NICAddress: addr}
+}
+
+// Login returns the Ansible server's SSH login.
+func (a Ansible) Login() plumbing.Login {
+	return plumbing.Login{Username: a.Username, Password: a.Password}
 }

@@ -3,6 +3,7 @@ package lb
 import (
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
 
@@ -51,4 +52,15 @@ func (p *ExternalLBParam) Validate(v *lcm.Validator) {
 	if resolved, ok := v.PackageFile("script_path", p.ScriptPath); ok {
 		p.ScriptPath = resolved
 	}
+}
+
+// Group returns where Heat keeps the load balancer VM: a server of the
+// top-level stack, found by its ssh_cp_name.
+func (p ExternalLBParam) Group() heat.Group {
+	return heat.Group{Role: lcm.RoleLoadBalancer, SSHCP: p.SSHCPName}
+}
+
+// Login returns the load balancer VM's SSH login.
+func (p ExternalLBParam) Login() plumbing.Login {
+	return plumbing.Login{Username: p.SSHUsername, Password: p.SSHPassword}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
 
@@ -297,4 +298,15 @@ func (r *PVRegistration) Validate(v *lcm.Validator) {
 	if v.Required("nfs_server_cp", r.NFSServerCP) {
 		heat.ValidateResourceName(v, "nfs_server_cp", r.NFSServerCP)
 	}
+}
+
+// Group returns where Heat keeps the storage server: a server of the
+// top-level stack, found by its ssh_cp_name (and nic_cp_name).
+func (s StorageServer) Group() heat.Group {
+	return heat.Group{Role: lcm.RoleStorage, SSHCP: s.SSHCPName, NICCP: s.NICCPName}
+}
+
+// Login returns the storage server's SSH login.
+func (s StorageServer) Login() plumbing.Login {
+	return plumbing.Login{Username: s.Username, Password: s.Password}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 // inFlight wraps hosts to record how many of them run a command at once.
@@ -46,8 +47,7 @@ func TestTrustNodesOnEveryNodeOfACluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cloud := sim.Start(t, sim.Options{})
-	topo, err := sim.KubernetesCluster(sampleRequest(t, "instantiate_cir_k8s_cluster.json").AdditionalParams,
-		sim.ClusterShape{Masters: 1, Workers: 4, Packages: []string{"docker.io", "cri-tools"}})
+	_, topo, err := cloud.SampleCluster(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Workers: 4, Packages: []string{"docker.io", "cri-tools"}})
 	if err != nil {
 		t.Fatal(err)
 	}

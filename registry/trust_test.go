@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 // node is one cluster node with Docker and containerd, and a connection
@@ -43,8 +44,7 @@ func newNodeIn(t *testing.T, opts sim.Options, packages ...string) *node {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	cloud := sim.Start(t, opts)
-	topo, err := sim.KubernetesCluster(sampleRequest(t, "instantiate_cir_k8s_cluster.json").AdditionalParams,
-		sim.ClusterShape{Masters: 1, Packages: packages})
+	_, topo, err := cloud.SampleCluster(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Packages: packages})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 // trustWorld is a node with Docker and containerd, and around it two
@@ -35,8 +36,7 @@ func newTrustWorld(t *testing.T) *trustWorld {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	cloud := sim.Start(t, sim.Options{})
-	topo, err := sim.KubernetesCluster(sampleRequest(t, "instantiate_cir_k8s_cluster.json").AdditionalParams,
-		sim.ClusterShape{Masters: 1, Packages: []string{"docker.io", "cri-tools"}})
+	_, topo, err := cloud.SampleCluster(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Packages: []string{"docker.io", "cri-tools"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,12 +60,11 @@ func newRegistryVNF(t *testing.T, req *lcm.InstantiateVnfRequest) *registryVNF {
 	log := &bytes.Buffer{}
 	ctx = lcm.WithLogger(ctx, slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	cloud := sim.Start(t, sim.Options{})
-	topo, err := sim.RegistryVNF(req.AdditionalParams)
+	p, err := registry.DecodeInstallParams(req.AdditionalParams, samplePackage(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	topo.AdditionalParams = req.AdditionalParams
-	v, err := cloud.Build(topo)
+	v, err := cloud.Build(sim.RegistryVNF(p, req.AdditionalParams))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,76 +17,36 @@ import (
 	"slices"
 
 	"github.com/mgmtkit/mgmtkit/heat"
+	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubespray"
+	"github.com/mgmtkit/mgmtkit/lb"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/nfs"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
 
-// NodeParams is master_node or worker_node of k8s_cluster_installation_param.
-type NodeParams struct {
-	AspectID       string        `json:"aspect_id"`
-	SSHCPName      string        `json:"ssh_cp_name" params:"required"`
-	NICCPName      string        `json:"nic_cp_name"`
-	Username       string        `json:"username" params:"required"`
-	Password       remote.Secret `json:"password" params:"required"`
-	PodCIDR        string        `json:"pod_cidr"`
-	ClusterCIDR    string        `json:"cluster_cidr"`
-	ClusterCPName  string        `json:"cluster_cp_name"`
-	ClusterFIPName string        `json:"cluster_fip_name"`
-}
-
-// Validate checks that the names of Heat resources are names Heat can
-// have (see heat.CheckResourceName).
-func (p *NodeParams) Validate(v *lcm.Validator) {
-	heat.ValidateResourceName(v, "aspect_id", p.AspectID)
-	heat.ValidateResourceName(v, "ssh_cp_name", p.SSHCPName)
-	heat.ValidateResourceName(v, "nic_cp_name", p.NICCPName)
-	heat.ValidateResourceName(v, "cluster_cp_name", p.ClusterCPName)
-	heat.ValidateResourceName(v, "cluster_fip_name", p.ClusterFIPName)
-}
-
-// Group returns where Heat keeps the nodes.
-func (p NodeParams) Group(role lcm.Role) heat.Group {
-	return heat.Group{Role: role, AspectID: p.AspectID, SSHCP: p.SSHCPName, NICCP: p.NICCPName}
-}
-
-// ClusterParams is k8s_cluster_installation_param. It embeds the
-// registry package's part, so the one object decodes strictly into both;
-// the keys that belong to packages still to come (kubeadm, nfs, kubespray,
-// lb) are accepted as they are and not interpreted yet.
+// ClusterParams is k8s_cluster_installation_param: each package's part
+// embedded, so that the one object decodes strictly (an unknown key is an
+// error) into all of them and every part's Validate runs. kubeadm owns the
+// base keys (master_node, worker_node, proxy, vim_name, script_path, ...),
+// registry private_registry_connection_info, nfs storage_server and
+// pv_registration_params, kubespray ansible, lb external_lb_param.
 type ClusterParams struct {
+	kubeadm.ClusterParams
 	registry.TrustParams
-	MasterNode NodeParams  `json:"master_node" params:"required"`
-	WorkerNode *NodeParams `json:"worker_node"`
-
-	ScriptPath                 string          `json:"script_path"`
-	VimName                    string          `json:"vim_name"`
-	HelmInstallationScriptPath string          `json:"helm_installation_script_path"`
-	Proxy                      json.RawMessage `json:"proxy"`
-	StorageServer              json.RawMessage `json:"storage_server"`
-	PVRegistrationParams       json.RawMessage `json:"pv_registration_params"`
-	Ansible                    json.RawMessage `json:"ansible"`
-	ExternalLBParam            json.RawMessage `json:"external_lb_param"`
+	nfs.StorageParams
+	kubespray.AnsibleParams
+	lb.LoadBalancerParams
 }
 
 // DecodeClusterParams decodes k8s_cluster_installation_param; every
 // problem comes back at once, with its path, before anything runs.
 func DecodeClusterParams(raw json.RawMessage, pkg *lcm.Package) (ClusterParams, error) {
 	var p ClusterParams
-	err := lcm.DecodeParams(raw, lcm.DecodeOptions{Package: pkg}, lcm.Param(registry.ClusterParamKey, &p).Required())
+	err := lcm.DecodeParams(raw, lcm.DecodeOptions{Package: pkg}, lcm.Param(kubeadm.ClusterParamKey, &p).Required())
 	return p, err
-}
-
-// groups returns the node groups with the login of each role.
-func (p ClusterParams) groups() ([]heat.Group, plumbing.Credentials) {
-	groups := []heat.Group{p.MasterNode.Group(lcm.RoleMaster)}
-	logins := plumbing.Credentials{lcm.RoleMaster: {Username: p.MasterNode.Username, Password: p.MasterNode.Password}}
-	if p.WorkerNode != nil {
-		groups = append(groups, p.WorkerNode.Group(lcm.RoleWorker))
-		logins[lcm.RoleWorker] = plumbing.Login{Username: p.WorkerNode.Username, Password: p.WorkerNode.Password}
-	}
-	return groups, logins
 }
 
 // ClusterDriver is the registry part of the Kubernetes cluster VNF's
@@ -112,8 +72,7 @@ func (d *ClusterDriver) InstantiateEnd(ctx context.Context, op *lcm.InstantiateO
 		return nil, err
 	}
 	return d.trust(ctx, lcm.InstantiateEnd, op.Instance, op.Package, p, func(ctx context.Context, s *plumbing.Session) ([]lcm.Node, error) {
-		groups, _ := p.groups()
-		return s.Nodes(ctx, groups...)
+		return s.Nodes(ctx, p.Groups()...)
 	})
 }
 
@@ -152,8 +111,7 @@ func (d *ClusterDriver) HealEnd(ctx context.Context, op *lcm.HealOp) (*lcm.HookR
 		return nil, err
 	}
 	return d.trust(ctx, lcm.HealEnd, op.Instance, op.Package, p, func(ctx context.Context, s *plumbing.Session) ([]lcm.Node, error) {
-		groups, _ := p.groups()
-		nodes, err := s.Nodes(ctx, groups...)
+		nodes, err := s.Nodes(ctx, p.Groups()...)
 		if err != nil {
 			return nil, err
 		}
@@ -215,7 +173,7 @@ func (d *ClusterDriver) trust(ctx context.Context, hook lcm.Hook, inst *lcm.VnfI
 		return res, nil
 	}
 	ctx = lcm.WithHook(ctx, hook)
-	_, logins := p.groups()
+	logins := p.Credentials()
 	s, err := d.Plumbing.Open(ctx, inst, logins)
 	if err != nil {
 		return nil, err

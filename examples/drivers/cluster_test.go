@@ -23,7 +23,7 @@ import (
 
 func request(t testing.TB, name string) *lcm.InstantiateVnfRequest {
 	t.Helper()
-	b, err := samples.Request(name)
+	b, err := sim.WorkingRequest(name, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +64,7 @@ func newCIR(t testing.TB, clusterReq *lcm.InstantiateVnfRequest, shape sim.Clust
 	pl := plumbing.Config{SSH: cloud.SSHConfigFunc(logger)}
 
 	// The registry VNF, from the spec's sample request.
-	regReq := request(t, "instantiate_cir_registry.json")
-	topo, err := sim.RegistryVNF(regReq.AdditionalParams)
+	regReq, topo, err := cloud.SampleRegistry(samples.InstantiateCIRRegistry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +86,11 @@ func newCIR(t testing.TB, clusterReq *lcm.InstantiateVnfRequest, shape sim.Clust
 	if shape.Packages == nil {
 		shape.Packages = []string{"docker.io", "cri-tools"}
 	}
-	ctopo, err := sim.KubernetesCluster(clusterReq.AdditionalParams, shape)
+	p, err := drivers.DecodeClusterParams(clusterReq.AdditionalParams, pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctopo, err := sim.KubernetesCluster(sim.ClusterVMs{Nodes: p.ClusterParams, Storage: p.StorageServer, LB: p.ExternalLBParam}, shape, clusterReq.AdditionalParams)
 	if err != nil {
 		t.Fatal(err)
 	}

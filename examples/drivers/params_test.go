@@ -2,27 +2,55 @@ package drivers
 
 import (
 	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/samples"
 )
 
+// additionalParams decodes the additionalParams of a request body.
+func additionalParams(t *testing.T, body []byte) json.RawMessage {
+	t.Helper()
+	var req lcm.InstantiateVnfRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	return req.AdditionalParams
+}
+
+// The specs' samples, as printed, fail at exactly their placeholders; with
+// working values there, every part decodes.
 func TestEverySamplesClusterParamsDecode(t *testing.T) {
 	pkg := lcm.NewPackage(samples.VNFPackage())
-	for _, name := range []string{"instantiate_cir_k8s_cluster.json", "instantiate_pv_k8s_cluster.json", "instantiate_kubespray.json"} {
-		b, err := samples.Request(name)
+	for _, name := range []string{samples.InstantiateCIRCluster, samples.InstantiatePVCluster, samples.InstantiateKubespray} {
+		raw, err := samples.Request(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var req lcm.InstantiateVnfRequest
-		if err := json.Unmarshal(b, &req); err != nil {
+		_, err = DecodeClusterParams(additionalParams(t, raw), pkg)
+		var pe *lcm.ParamsError
+		if !errors.As(err, &pe) {
+			t.Fatalf("%s as printed: %v, want the placeholders refused", name, err)
+		}
+		var paths []string
+		for _, pr := range pe.Problems {
+			paths = append(paths, "additionalParams."+pr.Path)
+		}
+		if want := samples.Placeholders(name); !slices.Equal(paths, want) {
+			t.Errorf("%s as printed: problems at\n%q\nwant the placeholders\n%q\n%v", name, paths, want, err)
+		}
+
+		working, err := sim.WorkingRequest(name, "127.0.0.9")
+		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := DecodeClusterParams(req.AdditionalParams, pkg)
+		p, err := DecodeClusterParams(additionalParams(t, working), pkg)
 		if err != nil {
-			t.Errorf("%s: %v", name, err)
+			t.Errorf("%s with working values: %v", name, err)
 			continue
 		}
 		if p.MasterNode.AspectID != "master_instance" || p.WorkerNode == nil || p.WorkerNode.Password.Reveal() != "ubuntu" {

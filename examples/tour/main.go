@@ -140,8 +140,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // inputs are the request bodies and the VNF package the tour runs with.
 type inputs struct {
-	pkg      *lcm.Package
-	requests map[string][]byte // by name in package samples
+	pkg *lcm.Package
 	// clusterRequest is the InstantiateVnfRequest of the Kubernetes
 	// cluster, from -request or nil for each scenario's sample.
 	clusterRequest *lcm.InstantiateVnfRequest
@@ -150,14 +149,6 @@ type inputs struct {
 
 func loadInputs(o options) (inputs, error) {
 	var in inputs
-	in.requests = map[string][]byte{}
-	for _, name := range samples.Requests() {
-		b, err := samples.Request(name)
-		if err != nil {
-			return in, err
-		}
-		in.requests[name] = b
-	}
 	if o.request != "" {
 		b, err := os.ReadFile(o.request)
 		if err != nil {

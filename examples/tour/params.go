@@ -1,102 +1,118 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/mgmtkit/mgmtkit/examples/drivers"
 	"github.com/mgmtkit/mgmtkit/heat"
+	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/plumbing"
+	"github.com/mgmtkit/mgmtkit/registry"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
-// login is a role's SSH account from additionalParams.
-type login struct{ user, password string }
+// The tour reads nothing of additionalParams itself: the registry
+// package's and the cluster driver's decoders type and validate every
+// key, and the tour plans from their structs.
 
-// heatRefs name the cluster address and volume resources in
-// additionalParams.
-type heatRefs struct {
-	cp, fip string
-	volumes []string
+// registryVMs returns where Heat keeps the registry VNF's VM and its
+// login.
+func registryVMs(p registry.InstallParams) ([]heat.Group, plumbing.Credentials) {
+	return []heat.Group{{Role: lcm.RoleRegistry, SSHCP: p.SSHCPName}},
+		plumbing.Credentials{lcm.RoleRegistry: {Username: p.SSHUsername, Password: p.SSHPassword}}
 }
 
-// readParams reads, from a VNF's additionalParams, where Heat keeps each
-// kind of node and how to log in to it: the rows of the specs' tables that
-// the Heat resolution needs. (The domain packages own the full typed
-// parameters; the tour reads only these until they land.)
-func readParams(raw json.RawMessage) (groups []heat.Group, logins map[lcm.Role]login, master heat.Group, refs heatRefs, err error) {
-	type node struct {
-		AspectID   string `json:"aspect_id"`
-		SSHCP      string `json:"ssh_cp_name"`
-		NICCP      string `json:"nic_cp_name"`
-		User       string `json:"username"`
-		Password   string `json:"password"`
-		ClusterCP  string `json:"cluster_cp_name"`
-		ClusterFIP string `json:"cluster_fip_name"`
+// clusterVMs returns where Heat keeps a Kubernetes cluster VNF's VMs
+// (masters, workers, the storage server, the external load balancer) and
+// the login of each role, the Ansible server's included.
+func clusterVMs(p drivers.ClusterParams) ([]heat.Group, plumbing.Credentials) {
+	groups, logins := p.Groups(), p.Credentials()
+	if s := p.StorageServer; s != nil {
+		groups = append(groups, s.Group())
+		logins[lcm.RoleStorage] = s.Login()
 	}
-	var p struct {
-		Registry *struct {
-			SSHCP    string `json:"ssh_cp_name"`
-			User     string `json:"ssh_username"`
-			Password string `json:"ssh_password"`
-		} `json:"private_registry_installation_param"`
-		Cluster *struct {
-			Master  *node `json:"master_node"`
-			Worker  *node `json:"worker_node"`
-			Storage *struct {
-				node
-				Volumes []struct {
-					Resource string `json:"volume_resource_id"`
-				} `json:"cinder_volume_setup_params"`
-			} `json:"storage_server"`
-			LB *struct {
-				SSHCP    string `json:"ssh_cp_name"`
-				User     string `json:"ssh_username"`
-				Password string `json:"ssh_password"`
-			} `json:"external_lb_param"`
-			Ansible *struct {
-				User     string `json:"username"`
-				Password string `json:"password"`
-			} `json:"ansible"`
-		} `json:"k8s_cluster_installation_param"`
+	if lb := p.ExternalLBParam; lb != nil {
+		groups = append(groups, lb.Group())
+		logins[lcm.RoleLoadBalancer] = lb.Login()
 	}
-	if err = json.Unmarshal(raw, &p); err != nil {
-		return nil, nil, master, refs, fmt.Errorf("additionalParams: %w", err)
+	if a := p.Ansible; a != nil {
+		logins[lcm.RoleAnsible] = a.Login()
 	}
-	logins = map[lcm.Role]login{}
-	add := func(role lcm.Role, aspect, ssh, nic, user, password string) heat.Group {
-		g := heat.Group{Role: role, AspectID: aspect, SSHCP: ssh, NICCP: nic}
-		groups = append(groups, g)
-		logins[role] = login{user, password}
-		return g
-	}
-	if r := p.Registry; r != nil {
-		add(lcm.RoleRegistry, "", r.SSHCP, "", r.User, r.Password)
-	}
-	if c := p.Cluster; c != nil {
-		if c.Master == nil {
-			return nil, nil, master, refs, errors.New("additionalParams: k8s_cluster_installation_param.master_node is missing")
-		}
-		m := c.Master
-		master = add(lcm.RoleMaster, m.AspectID, m.SSHCP, m.NICCP, m.User, m.Password)
-		refs.cp, refs.fip = m.ClusterCP, m.ClusterFIP
-		if w := c.Worker; w != nil {
-			add(lcm.RoleWorker, w.AspectID, w.SSHCP, w.NICCP, w.User, w.Password)
-		}
-		if s := c.Storage; s != nil {
-			add(lcm.RoleStorage, "", s.SSHCP, s.NICCP, s.User, s.Password)
-			for _, v := range s.Volumes {
-				refs.volumes = append(refs.volumes, v.Resource)
-			}
-		}
-		if lb := c.LB; lb != nil {
-			add(lcm.RoleLoadBalancer, "", lb.SSHCP, "", lb.User, lb.Password)
-		}
-		if a := c.Ansible; a != nil { // not in Heat: a login only
-			logins[lcm.RoleAnsible] = login{a.User, a.Password}
+	return groups, logins
+}
+
+// simVMs is what the simulated cloud builds a cluster's VMs from.
+func simVMs(p drivers.ClusterParams) sim.ClusterVMs {
+	return sim.ClusterVMs{Nodes: p.ClusterParams, Storage: p.StorageServer, LB: p.ExternalLBParam}
+}
+
+// need is a part of the cluster's parameters a scenario needs beyond what
+// the driver requires: its path, why, and whether p has it.
+type need struct {
+	path, why string
+	has       func(p drivers.ClusterParams) bool
+}
+
+// missing reports every need p lacks, as an *lcm.ParamsError with the
+// path of each.
+func missing(p drivers.ClusterParams, scenario string, needs ...need) error {
+	var problems []lcm.Problem
+	for _, n := range needs {
+		if !n.has(p) {
+			problems = append(problems, lcm.Problem{Path: n.path, Message: fmt.Sprintf("is missing: the %s scenario needs it (%s)", scenario, n.why)})
 		}
 	}
-	if len(groups) == 0 {
-		return nil, nil, master, refs, errors.New("additionalParams: neither k8s_cluster_installation_param nor private_registry_installation_param")
+	if len(problems) > 0 {
+		return &lcm.ParamsError{Problems: problems}
 	}
-	return groups, logins, master, refs, nil
+	return nil
+}
+
+// The parts of k8s_cluster_installation_param the scenarios need beyond
+// what the drivers require.
+const k8s = registry.ClusterParamKey + "."
+
+var (
+	needRegistries = need{k8s + "private_registry_connection_info", "the nodes are made to trust and pull from the registries it lists",
+		func(p drivers.ClusterParams) bool { return len(p.PrivateRegistryConnectionInfo) > 0 }}
+	needWorkers = need{k8s + "worker_node", "the VNF has workers",
+		func(p drivers.ClusterParams) bool { return p.WorkerNode != nil }}
+	needWorkerAspect = need{k8s + "worker_node.aspect_id", "the workers are scaled by this aspect",
+		func(p drivers.ClusterParams) bool { return p.WorkerNode != nil && p.WorkerNode.AspectID != "" }}
+	needMasterAspect = need{k8s + "master_node.aspect_id", "the masters are a scaling group",
+		func(p drivers.ClusterParams) bool { return p.MasterNode.AspectID != "" }}
+	needStorage = need{k8s + "storage_server", "the storage server is built, checked and its volumes resolved in Heat",
+		func(p drivers.ClusterParams) bool { return p.StorageServer != nil }}
+	needAnsible = need{k8s + "ansible", "the Ansible server is checked",
+		func(p drivers.ClusterParams) bool { return p.Ansible != nil }}
+	needLB = need{k8s + "external_lb_param", "the external load balancer is built and checked",
+		func(p drivers.ClusterParams) bool { return p.ExternalLBParam != nil }}
+)
+
+// workingValues says which placeholders of the sample request name the
+// tour replaced to make it work in the simulated cloud (see
+// sim.WorkingRequest), or "" when it has none.
+func workingValues(name string) string {
+	var keys []string
+	for _, p := range samples.Placeholders(name) {
+		keys = append(keys, strings.TrimPrefix(p, "additionalParams."+k8s))
+	}
+	return strings.Join(keys, ", ")
+}
+
+// withAnsibleServer returns the request with its
+// k8s_cluster_installation_param.ansible.ip_address set to addr, when it
+// has an ansible block: no request can know the simulated Ansible
+// server's address. A request without one is returned as it is, for the
+// decoder to judge.
+func withAnsibleServer(req *lcm.InstantiateVnfRequest, addr string) (*lcm.InstantiateVnfRequest, bool) {
+	raw, err := samples.Patch(req.AdditionalParams, map[string]any{k8s + "ansible.ip_address": addr})
+	if err != nil {
+		return req, false
+	}
+	out := *req
+	out.AdditionalParams = raw
+	return &out, true
 }

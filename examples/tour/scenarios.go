@@ -6,14 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/mgmtkit/mgmtkit/examples/drivers"
 	"github.com/mgmtkit/mgmtkit/examples/internal/world"
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/registry"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 // A scenario is one spec's operations.
@@ -91,13 +92,18 @@ func (t *tour) runScenario(ctx context.Context, name string) {
 	}
 }
 
-// sampleRequest decodes one of the specs' sample request bodies.
+// sampleRequest decodes one of the specs' sample request bodies, its
+// placeholders replaced by values that work in the simulated cloud (see
+// sim.Cloud.Request), and says so.
 func (t *tour) sampleRequest(name string) (*lcm.InstantiateVnfRequest, string, error) {
-	b, ok := t.in.requests[name]
-	if !ok {
-		return nil, "", fmt.Errorf("no sample request %s", name)
+	b, err := t.cloud.Request(name)
+	if err != nil {
+		return nil, "", err
 	}
 	source := "sample " + name
+	if wv := workingValues(name); wv != "" {
+		t.printf("  %s: the spec's placeholders (%s) made to work in the simulated cloud\n", source, wv)
+	}
 	req, err := decodeInstantiate(b)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", source, err)
@@ -118,9 +124,9 @@ func (t *tour) clusterRequest(sample string) (*lcm.InstantiateVnfRequest, string
 // scaleRequest decodes one of the spec's sample ScaleVnfRequests.
 func (t *tour) scaleRequest(name string) (lcm.ScaleVnfRequest, error) {
 	var req lcm.ScaleVnfRequest
-	b, ok := t.in.requests[name]
-	if !ok {
-		return req, fmt.Errorf("no sample request %s", name)
+	b, err := samples.Request(name)
+	if err != nil {
+		return req, err
 	}
 	if err := json.Unmarshal(b, &req); err != nil {
 		return req, fmt.Errorf("sample %s: %w", name, err)
@@ -132,70 +138,53 @@ func (t *tour) scaleRequest(name string) (lcm.ScaleVnfRequest, error) {
 }
 
 // deployed is a VNF the scenario builds in the simulated cloud, with what
-// the hooks know of it: its request, node groups and logins. vnf is set by
-// the step that creates it.
+// the hooks know of it: its request, the typed parameters of a cluster,
+// node groups and logins. vnf is set by the step that creates it.
 type deployed struct {
 	label   string
 	topo    sim.Topology
 	vnf     *sim.VNF
 	request *lcm.InstantiateVnfRequest
+	cluster *drivers.ClusterParams // nil for the registry VNF
 	groups  []heat.Group
-	logins  map[lcm.Role]login
-	master  heat.Group
-	refs    heatRefs
-}
-
-// planVNF reads what a VNF's hooks need from its topology's parameters.
-func planVNF(label string, req *lcm.InstantiateVnfRequest, topo sim.Topology) (*deployed, error) {
-	d := &deployed{label: label, topo: topo, request: req}
-	var err error
-	if d.groups, d.logins, d.master, d.refs, err = readParams(topo.AdditionalParams); err != nil {
-		return nil, err
-	}
-	return d, nil
+	logins  plumbing.Credentials
 }
 
 // planRegistry validates the private registry VNF's request with the
-// registry package's decoder and plans the VNF.
+// registry package's decoder and plans the VNF from its parameters.
 func (t *tour) planRegistry(label string, req *lcm.InstantiateVnfRequest, source string) (*deployed, error) {
-	if _, err := registry.DecodeInstallParams(req.AdditionalParams, t.in.pkg); err != nil {
+	p, err := registry.DecodeInstallParams(req.AdditionalParams, t.in.pkg)
+	if err != nil {
 		return nil, inputError(source, err)
 	}
-	topo, err := sim.RegistryVNF(req.AdditionalParams)
-	return planBody(label, req, source, topo, err)
+	d := &deployed{label: label, request: req, topo: sim.RegistryVNF(p, req.AdditionalParams)}
+	d.groups, d.logins = registryVMs(p)
+	return d, nil
 }
 
 // planCluster validates a Kubernetes cluster VNF's request with the
-// cluster driver's decoder and for what the scenario needs (needs: paths
-// in additionalParams, with why), and plans the VNF with the shape given.
+// cluster driver's decoder and for what the scenario needs, and plans the
+// VNF with the shape given from the typed parameters.
 func (t *tour) planCluster(label string, req *lcm.InstantiateVnfRequest, source string, shape sim.ClusterShape, scenario string, needs ...need) (*deployed, error) {
-	const k8s = registry.ClusterParamKey + "."
 	if shape.Masters > 1 {
-		needs = append(needs, need{k8s + "master_node.aspect_id", fmt.Sprintf("the %d masters are a scaling group", shape.Masters)})
+		needs = append(needs, needMasterAspect)
 	}
 	if shape.Workers > 0 {
-		needs = append(needs, need{k8s + "worker_node", fmt.Sprintf("the VNF has %d workers", shape.Workers)})
+		needs = append(needs, needWorkers)
 	}
-	if _, err := drivers.DecodeClusterParams(req.AdditionalParams, t.in.pkg); err != nil {
-		return nil, inputError(source, err)
-	}
-	if err := require(req.AdditionalParams, scenario, needs...); err != nil {
-		return nil, inputError(source, err)
-	}
-	topo, err := sim.KubernetesCluster(req.AdditionalParams, shape)
-	return planBody(label, req, source, topo, err)
-}
-
-// planBody plans the VNF of a validated request body from the topology
-// built for it (or the error building it); a problem names the body.
-func planBody(label string, req *lcm.InstantiateVnfRequest, source string, topo sim.Topology, err error) (*deployed, error) {
+	p, err := drivers.DecodeClusterParams(req.AdditionalParams, t.in.pkg)
 	if err != nil {
 		return nil, inputError(source, err)
 	}
-	d, err := planVNF(label, req, topo)
+	if err := missing(p, scenario, needs...); err != nil {
+		return nil, inputError(source, err)
+	}
+	topo, err := sim.KubernetesCluster(simVMs(p), shape, req.AdditionalParams)
 	if err != nil {
 		return nil, inputError(source, err)
 	}
+	d := &deployed{label: label, request: req, topo: topo, cluster: &p}
+	d.groups, d.logins = clusterVMs(p)
 	return d, nil
 }
 
@@ -207,51 +196,6 @@ func inputError(source string, err error) error {
 		return fmt.Errorf("%s:\n%w", source, err)
 	}
 	return fmt.Errorf("%s: %w", source, err)
-}
-
-// need is a path in additionalParams that a scenario needs, and why.
-type need struct{ path, why string }
-
-// require reports every need that raw lacks (absent, null, "", [] or {}),
-// as an *lcm.ParamsError with the path of each.
-func require(raw json.RawMessage, scenario string, needs ...need) error {
-	var doc any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return &lcm.ParamsError{Problems: []lcm.Problem{{Path: "additionalParams", Message: "is not valid JSON: " + err.Error()}}}
-	}
-	var problems []lcm.Problem
-	for _, n := range needs {
-		if !present(doc, strings.Split(n.path, ".")) {
-			problems = append(problems, lcm.Problem{Path: n.path, Message: fmt.Sprintf("is missing: the %s scenario needs it (%s)", scenario, n.why)})
-		}
-	}
-	if len(problems) > 0 {
-		return &lcm.ParamsError{Problems: problems}
-	}
-	return nil
-}
-
-// present reports whether the value at path in v is there and not null
-// or empty.
-func present(v any, path []string) bool {
-	if len(path) > 0 {
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return false
-		}
-		return present(obj[path[0]], path[1:])
-	}
-	switch v := v.(type) {
-	case nil:
-		return false
-	case string:
-		return v != ""
-	case []any:
-		return len(v) > 0
-	case map[string]any:
-		return len(v) > 0
-	}
-	return true
 }
 
 // create is the VIM's part of instantiate: the stack and its VMs.
@@ -285,23 +229,26 @@ func (t *tour) instantiate(d *deployed) step {
 			return nil, nil, err
 		}
 		t.printTopology(fmt.Sprintf("  Heat reports for stack %s:", d.vnf.StackName()), nodes)
-		if d.refs.cp != "" {
-			addr, err := t.heat.ClusterAddress(ctx, d.vnf.StackID(), d.master, d.refs.cp, d.refs.fip)
+		if c := d.cluster; c != nil && c.MasterNode.ClusterCPName != "" {
+			m := c.MasterNode
+			addr, err := t.heat.ClusterAddress(ctx, d.vnf.StackID(), m.Group(lcm.RoleMaster), m.ClusterCPName, m.ClusterFIPName)
 			if err != nil {
 				return nil, nil, err
 			}
-			t.printf("  cluster address (%s): %s", d.refs.cp, addr.IP)
+			t.printf("  cluster address (%s): %s", m.ClusterCPName, addr.IP)
 			if addr.FloatingIP != "" {
 				t.printf(", floating %s", addr.FloatingIP)
 			}
 			t.printf("\n")
 		}
-		for _, vol := range d.refs.volumes {
-			v, err := t.heat.Volume(ctx, d.vnf.StackID(), vol)
-			if err != nil {
-				return nil, nil, err
+		if c := d.cluster; c != nil && c.StorageServer != nil {
+			for _, vol := range c.StorageServer.CinderVolumeSetupParams {
+				v, err := t.heat.Volume(ctx, d.vnf.StackID(), vol.VolumeResourceID)
+				if err != nil {
+					return nil, nil, err
+				}
+				t.printf("  volume %s: %s on server %s\n", vol.VolumeResourceID, v.Device, short(v.ServerID))
 			}
-			t.printf("  volume %s: %s on server %s\n", vol, v.Device, short(v.ServerID))
 		}
 		hosts, err := t.checkNodes(ctx, nodes, d.logins)
 		return hosts, nil, err
@@ -318,19 +265,12 @@ func (t *tour) hookStep(vnf string, drv lcm.Driver, hook lcm.Hook, what string, 
 	}}
 }
 
-// The additionalParams paths the scenarios need beyond what the drivers
-// require.
-var (
-	needRegistries   = need{registry.ClusterParamKey + ".private_registry_connection_info", "the nodes are made to trust and pull from the registries it lists"}
-	needWorkerAspect = need{registry.ClusterParamKey + ".worker_node.aspect_id", "the workers are scaled by this aspect"}
-)
-
 // planCIR deploys the private registry VNF (instantiate, then heal), and
 // connects a Kubernetes cluster's nodes to it and to an HTTPS registry
 // outside the VNFs, with the spec's sample requests unmodified; then every
 // node pulls app:1 from both, under Docker and containerd.
 func planCIR(t *tour, s scenario) ([]step, error) {
-	regReq, regSource, err := t.sampleRequest("instantiate_cir_registry.json")
+	regReq, regSource, err := t.sampleRequest(samples.InstantiateCIRRegistry)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +278,7 @@ func planCIR(t *tour, s scenario) ([]step, error) {
 	if err != nil {
 		return nil, err
 	}
-	req, source, err := t.clusterRequest("instantiate_cir_k8s_cluster.json")
+	req, source, err := t.clusterRequest(samples.InstantiateCIRCluster)
 	if err != nil {
 		return nil, err
 	}
@@ -431,14 +371,11 @@ func (t *tour) pull(d *deployed, who string, hosts func() []*sim.Host) step {
 }
 
 func planPV(t *tour, s scenario) ([]step, error) {
-	req, source, err := t.clusterRequest("instantiate_pv_k8s_cluster.json")
+	req, source, err := t.clusterRequest(samples.InstantiatePVCluster)
 	if err != nil {
 		return nil, err
 	}
-	const storage = registry.ClusterParamKey + ".storage_server."
-	cluster, err := t.planCluster("pv-cluster", req, source, sim.ClusterShape{Masters: 3, Workers: 2}, s.name,
-		need{storage + "ssh_cp_name", "the storage server is built and checked"},
-		need{storage + "cinder_volume_setup_params", "the storage server's volumes are resolved in Heat"})
+	cluster, err := t.planCluster("pv-cluster", req, source, sim.ClusterShape{Masters: 3, Workers: 2}, s.name, needStorage)
 	if err != nil {
 		return nil, err
 	}
@@ -446,30 +383,39 @@ func planPV(t *tour, s scenario) ([]step, error) {
 }
 
 func planKubespray(t *tour, s scenario) ([]step, error) {
-	req, source, err := t.clusterRequest("instantiate_kubespray.json")
+	req, source, err := t.clusterRequest(samples.InstantiateKubespray)
 	if err != nil {
 		return nil, err
 	}
-	const k8s = registry.ClusterParamKey + "."
-	cluster, err := t.planCluster("kubespray", req, source, sim.ClusterShape{Masters: 3, Workers: 2}, s.name,
-		need{k8s + "ansible", "the Ansible server is checked"},
-		need{k8s + "external_lb_param.ssh_cp_name", "the external load balancer is built and checked"})
+	// The Ansible server is not in Heat: the request names it by address,
+	// which no request can know in the simulated cloud, where the server
+	// has a loopback address of its own.
+	addr, err := t.cloud.AnsibleServerAddress()
 	if err != nil {
 		return nil, err
 	}
+	if r, ok := withAnsibleServer(req, addr); ok {
+		t.printf("  %s: ansible.ip_address is the simulated Ansible server's, %s\n", source, addr)
+		req = r
+	}
+	cluster, err := t.planCluster("kubespray", req, source, sim.ClusterShape{Masters: 3, Workers: 2}, s.name, needAnsible, needLB)
+	if err != nil {
+		return nil, err
+	}
+	ansible := cluster.cluster.Ansible
 	return []step{
+		{cluster.label, hookOperator, "the Ansible server kubespray runs on, outside the VNF: " + addr, func(context.Context) ([]string, []string, error) {
+			a, err := t.cloud.AddAnsibleServer(sim.Login{User: ansible.Username, Password: ansible.Password.Reveal()})
+			if err != nil {
+				return nil, nil, err
+			}
+			t.outside[a] = cluster.label
+			return []string{a.Resource}, []string{a.Resource}, nil
+		}},
 		t.create(cluster),
 		t.instantiate(cluster),
-		// The Ansible server is not in Heat: the request names it by
-		// address. The sample's ansible.ip_address is a placeholder
-		// (0.0.0.0); in the simulated cloud the server has a loopback
-		// address of its own.
 		{cluster.label, lcm.InstantiateEnd, "check the Ansible server (ansible.ip_address)", func(ctx context.Context) ([]string, []string, error) {
-			a := cluster.vnf.Ansible()
-			if a == nil {
-				return nil, nil, errors.New("the simulated cloud built no Ansible server")
-			}
-			node := a.Node()
+			node := ansible.Node()
 			t.printTopology("  Ansible server, outside Heat:", []lcm.Node{node})
 			hosts, err := t.checkNodes(ctx, []lcm.Node{node}, cluster.logins)
 			return hosts, nil, err
@@ -481,7 +427,7 @@ func planKubespray(t *tour, s scenario) ([]step, error) {
 // requests and heals one worker and then the entire VNF, resolving each
 // operation's targets as its hooks do.
 func planScale(t *tour, s scenario) ([]step, error) {
-	req, source, err := t.clusterRequest("instantiate_cir_k8s_cluster.json")
+	req, source, err := t.clusterRequest(samples.InstantiateCIRCluster)
 	if err != nil {
 		return nil, err
 	}
@@ -494,11 +440,11 @@ func planScale(t *tour, s scenario) ([]step, error) {
 	if err != nil {
 		return nil, inputError(source, err)
 	}
-	in, err := t.scaleRequest("scale_in.json")
+	in, err := t.scaleRequest(samples.ScaleIn)
 	if err != nil {
 		return nil, err
 	}
-	out, err := t.scaleRequest("scale_out.json")
+	out, err := t.scaleRequest(samples.ScaleOut)
 	if err != nil {
 		return nil, err
 	}

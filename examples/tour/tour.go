@@ -29,6 +29,9 @@ type tour struct {
 	logger *slog.Logger
 	report Report
 	vnfs   map[string]*sim.VNF // by VNF label, for the world summary
+	// outside are the VMs a VNF uses that its stack does not hold (the
+	// Ansible server), with the VNF's label.
+	outside map[*sim.Host]string
 	// plumbing is how the drivers reach Heat and the VMs: the cloud's SSH
 	// settings; Heat from each instance's vimConnectionInfo.
 	plumbing plumbing.Config
@@ -129,7 +132,7 @@ func newTour(ctx context.Context, o options, in inputs, out io.Writer) (*tour, e
 		cloud.Close()
 		return nil, fmt.Errorf("connecting to the simulated Heat: %w", err)
 	}
-	t := &tour{opts: o, in: in, out: out, cloud: cloud, heat: hc, vnfs: map[string]*sim.VNF{}}
+	t := &tour{opts: o, in: in, out: out, cloud: cloud, heat: hc, vnfs: map[string]*sim.VNF{}, outside: map[*sim.Host]string{}}
 	if o.json {
 		t.out = io.Discard
 	}
@@ -247,10 +250,13 @@ func (t *tour) finish() {
 			ServerID: h.ServerID, Packages: len(h.Machine.Packages()), Active: []string{},
 		}
 		for label, v := range t.vnfs {
-			for _, vh := range append(v.Hosts(), v.Ansible()) {
+			for _, vh := range v.Hosts() {
 				if vh == h {
 					wh.VNF = label
 				}
+			}
+			if t.outside[h] == label {
+				wh.VNF = label
 			}
 		}
 		for name, s := range h.Machine.Services() {
@@ -367,7 +373,7 @@ func (h *progressHandler) WithGroup(string) slog.Handler      { return h }
 // connect over SSH as the role's user (host key verified), read
 // /etc/os-release and require Ubuntu, and require a 64-bit x86 or Arm
 // machine (the reference checks Ubuntu and x86_64). It changes nothing.
-func (t *tour) checkNodes(ctx context.Context, nodes []lcm.Node, logins map[lcm.Role]login) (hosts []string, err error) {
+func (t *tour) checkNodes(ctx context.Context, nodes []lcm.Node, logins plumbing.Credentials) (hosts []string, err error) {
 	cfg, err := t.cloud.SSHConfig()
 	if err != nil {
 		return nil, err
@@ -381,7 +387,7 @@ func (t *tour) checkNodes(ctx context.Context, nodes []lcm.Node, logins map[lcm.
 			return lcm.Unchanged, fmt.Errorf("no login for role %s in additionalParams", n.Role)
 		}
 		c := cfg
-		c.Addr, c.Name, c.User, c.Password = n.SSHAddress, n.Resource, l.user, remote.NewSecret(l.password)
+		c.Addr, c.Name, c.User, c.Password = n.SSHAddress, n.Resource, l.Username, l.Password
 		h, err := remote.Dial(ctx, c)
 		if err != nil {
 			return lcm.Unchanged, err

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/samples"
 )
@@ -121,7 +122,7 @@ func TestTourInputs(t *testing.T) {
 	}
 
 	// A request from a file drives the cluster; a package from a directory.
-	req, err := samples.Request(samples.InstantiatePVCluster)
+	req, err := sim.WorkingRequest(samples.InstantiatePVCluster, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,12 +224,12 @@ func TestTourNeverPassesSilently(t *testing.T) {
 		{"instantiate_cir_registry.json", "scale", exitRejected, []string{k8s + ": is required"}},
 		// Cluster bodies without what the scenario does.
 		{"instantiate_pv_k8s_cluster.json", "cir", exitRejected, []string{k8s + ".private_registry_connection_info: is missing"}},
-		{"instantiate_pv_k8s_cluster.json", "kubespray", exitRejected, []string{k8s + ".ansible: is missing", k8s + ".external_lb_param.ssh_cp_name: is missing"}},
+		{"instantiate_pv_k8s_cluster.json", "kubespray", exitRejected, []string{k8s + ".ansible: is missing", k8s + ".external_lb_param: is missing"}},
 		{"instantiate_pv_k8s_cluster.json", "scale", exitRejected, []string{k8s + ".private_registry_connection_info: is missing"}},
 		{"instantiate_kubespray.json", "cir", exitRejected, []string{k8s + ".private_registry_connection_info: is missing"}},
-		{"instantiate_kubespray.json", "pv", exitRejected, []string{k8s + ".storage_server.ssh_cp_name: is missing", k8s + ".storage_server.cinder_volume_setup_params: is missing"}},
+		{"instantiate_kubespray.json", "pv", exitRejected, []string{k8s + ".storage_server: is missing"}},
 		{"instantiate_kubespray.json", "scale", exitRejected, []string{k8s + ".private_registry_connection_info: is missing"}},
-		{"instantiate_cir_k8s_cluster.json", "pv", exitRejected, []string{k8s + ".storage_server.ssh_cp_name: is missing"}},
+		{"instantiate_cir_k8s_cluster.json", "pv", exitRejected, []string{k8s + ".storage_server: is missing"}},
 		{"instantiate_cir_k8s_cluster.json", "kubespray", exitRejected, []string{k8s + ".ansible: is missing"}},
 		// Bodies that have what the scenario needs.
 		{"instantiate_pv_k8s_cluster.json", "pv", exitOK, nil},
@@ -286,14 +287,23 @@ func TestTourNeverPassesSilently(t *testing.T) {
 	}
 }
 
-// sampleFile writes the sample request name to a file and returns its
-// path, for -request.
+// sampleFile writes the sample request name, its placeholders made to
+// work in the simulated cloud, to a file and returns its path, for
+// -request. Its ansible.ip_address is a loopback address the tour
+// replaces with its Ansible server's.
 func sampleFile(t *testing.T, name string) string {
 	t.Helper()
-	b, err := samples.Request(name)
+	b, err := sim.WorkingRequest(name, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return writeRequest(t, name, b)
+}
+
+// writeRequest writes a request body to a file named name and returns its
+// path.
+func writeRequest(t *testing.T, name string, b []byte) string {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(file, b, 0o644); err != nil {
 		t.Fatal(err)
@@ -391,5 +401,45 @@ func corruptLayers(t *testing.T, path string) {
 	}
 	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTourRejectsTheSpecsPlaceholders passes each spec's sample request as
+// printed, placeholders included, as -request: the scenario is rejected
+// before anything runs, naming every placeholder, and no secret of the
+// proxy URLs is echoed.
+func TestTourRejectsTheSpecsPlaceholders(t *testing.T) {
+	for name, scenario := range map[string]string{
+		samples.InstantiateCIRCluster: "cir",
+		samples.InstantiatePVCluster:  "pv",
+		samples.InstantiateKubespray:  "kubespray",
+	} {
+		t.Run(scenario, func(t *testing.T) {
+			raw, err := samples.Request(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, out, stderr := runTour(t, "-scenario", scenario, "-request", writeRequest(t, name, raw), "-json")
+			if code != exitRejected {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, exitRejected, out, stderr)
+			}
+			r := decodeReport(t, out)
+			if len(r.Operations) != 0 || len(r.World.Hosts) != 0 {
+				t.Errorf("%d operations ran, %d VMs built", len(r.Operations), len(r.World.Hosts))
+			}
+			msg := r.Scenarios[0].Error
+			for _, p := range samples.Placeholders(name) {
+				// The tour itself points ansible.ip_address at its server.
+				if strings.HasSuffix(p, ".ansible.ip_address") {
+					continue
+				}
+				if !strings.Contains(msg, strings.TrimPrefix(p, "additionalParams.")+": ") {
+					t.Errorf("the rejection does not name the placeholder %s:\n%s", p, msg)
+				}
+			}
+			if strings.Contains(msg, "password1") || strings.Contains(msg, "host1") {
+				t.Errorf("the rejection echoes a proxy URL:\n%s", msg)
+			}
+		})
 	}
 }

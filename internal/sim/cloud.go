@@ -46,19 +46,24 @@ type Options struct {
 
 // Cloud is a simulated OpenStack tenant. It is safe for concurrent use.
 type Cloud struct {
-	opts     Options
-	heat     *heattest.Server
-	dir      string
-	knownMu  sync.Mutex // serialises known_hosts rewrites
-	mu       sync.Mutex
-	next     netip.Addr
-	hosts    map[string]*Host  // by server ID
-	listen   map[string]string // address Heat reports → listener host:port
-	vnfs     []*VNF
-	retired  []*Host
-	hostSeq  int
-	closed   bool
-	closeErr error
+	opts    Options
+	heat    *heattest.Server
+	dir     string
+	knownMu sync.Mutex // serialises known_hosts rewrites
+	mu      sync.Mutex
+	next    netip.Addr
+	hosts   map[string]*Host  // by server ID
+	listen  map[string]string // address Heat reports → listener host:port
+	vnfs    []*VNF
+	retired []*Host
+	ansible *Host // AddAnsibleServer's
+	// ansibleAddr is AnsibleServerAddress's reservation; ansibleMu
+	// serialises AddAnsibleServer.
+	ansibleAddr string
+	ansibleMu   sync.Mutex
+	hostSeq     int
+	closed      bool
+	closeErr    error
 	// The network as the container runtimes see it.
 	routes     map[string]*Host
 	registries map[string]*containers.Registry
@@ -462,3 +467,62 @@ func (c *Cloud) Internet() bool {
 }
 
 var _ containers.Network = (*Cloud)(nil)
+
+// AnsibleServerAddress returns the address of kubespray's Ansible server:
+// a VM of the tenant that was there before the VNF, that no stack holds,
+// and that a request names by address (ansible.ip_address; Heat does not
+// know it). The address is reserved at the first call, so that a request
+// can name it before [Cloud.AddAnsibleServer] starts the server.
+func (c *Cloud) AnsibleServerAddress() (string, error) {
+	c.mu.Lock()
+	addr := c.ansibleAddr
+	c.mu.Unlock()
+	if addr != "" {
+		return addr, nil
+	}
+	addr, err := c.allocate()
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ansibleAddr == "" { // a concurrent first call may have won
+		c.ansibleAddr = addr
+	}
+	return c.ansibleAddr, nil
+}
+
+// AddAnsibleServer starts kubespray's Ansible server at
+// [Cloud.AnsibleServerAddress] with login. The cloud has at most one; a
+// second call returns the first.
+func (c *Cloud) AddAnsibleServer(login Login) (*Host, error) {
+	addr, err := c.AnsibleServerAddress()
+	if err != nil {
+		return nil, err
+	}
+	c.ansibleMu.Lock()
+	defer c.ansibleMu.Unlock()
+	if a := c.AnsibleServer(); a != nil {
+		return a, nil
+	}
+	h, err := c.newHost(lcm.RoleAnsible, login, []string{addr}, nil)
+	if err != nil {
+		return nil, err
+	}
+	h.Resource, h.ServerID, h.SSHAddress, h.NICAddress = "ansible-server", newUUID(), addr, addr
+	h.CreatedAt = c.heat.Now()
+	if err := c.register(h); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.ansible = h
+	c.mu.Unlock()
+	return h, nil
+}
+
+// AnsibleServer returns the server AddAnsibleServer started, or nil.
+func (c *Cloud) AnsibleServer() *Host {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ansible
+}

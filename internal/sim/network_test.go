@@ -6,6 +6,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 // The cloud is the containers' network: hosts at their addresses and
@@ -13,7 +14,7 @@ import (
 // the container packages.
 func TestCloudIsTheContainersNetwork(t *testing.T) {
 	w := newWorld(t)
-	v := w.build(sampleParams(t, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 2})
+	v := w.build(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Workers: 2})
 	workers := v.HostsWithRole(lcm.RoleWorker)
 	a, b := workers[0], workers[1]
 	var network containers.Network = w.cloud

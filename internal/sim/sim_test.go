@@ -2,7 +2,6 @@ package sim_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"strings"
@@ -11,23 +10,11 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
+	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/samples"
 )
-
-func sampleParams(t *testing.T, name string) json.RawMessage {
-	t.Helper()
-	b, err := samples.Request(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var req lcm.InstantiateVnfRequest
-	if err := json.Unmarshal(b, &req); err != nil {
-		t.Fatal(err)
-	}
-	return req.AdditionalParams
-}
 
 // The groups of the samples' parameters.
 var (
@@ -55,9 +42,11 @@ func newWorld(t *testing.T) *world {
 	return &world{t: t, ctx: ctx, cloud: c, heat: hc}
 }
 
-func (w *world) build(params json.RawMessage, shape sim.ClusterShape) *sim.VNF {
+// build builds the Kubernetes cluster VNF of the sample request name
+// with shape.
+func (w *world) build(name string, shape sim.ClusterShape) *sim.VNF {
 	w.t.Helper()
-	topo, err := sim.KubernetesCluster(params, shape)
+	_, topo, err := w.cloud.SampleCluster(name, shape)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -90,7 +79,7 @@ func (w *world) run(h remote.Host, args ...string) string {
 
 func TestEveryNodeAnswersAtTheAddressHeatReports(t *testing.T) {
 	w := newWorld(t)
-	v := w.build(sampleParams(t, "instantiate_pv_k8s_cluster.json"), sim.ClusterShape{Masters: 3, Workers: 2})
+	v := w.build(samples.InstantiatePVCluster, sim.ClusterShape{Masters: 3, Workers: 2})
 	nodes, err := w.heat.Nodes(w.ctx, v.StackID(), masters, workers, storage)
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +131,7 @@ func TestEveryNodeAnswersAtTheAddressHeatReports(t *testing.T) {
 
 func TestRegistryVNF(t *testing.T) {
 	w := newWorld(t)
-	topo, err := sim.RegistryVNF(sampleParams(t, "instantiate_cir_registry.json"))
+	_, topo, err := w.cloud.SampleRegistry(samples.InstantiateCIRRegistry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +154,7 @@ func TestRegistryVNF(t *testing.T) {
 
 func TestScaleOutAndInKeepHeatAndHostsConsistent(t *testing.T) {
 	w := newWorld(t)
-	v := w.build(sampleParams(t, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 2, MinWorkers: 1})
+	v := w.build(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Workers: 2, MinWorkers: 1})
 	before, err := w.heat.Nodes(w.ctx, v.StackID(), workers)
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +217,7 @@ func TestHealReplacesTheHostWithAFreshOne(t *testing.T) {
 	for _, newAddr := range []bool{false, true} {
 		t.Run(map[bool]string{false: "same address", true: "new address"}[newAddr], func(t *testing.T) {
 			w := newWorld(t)
-			v := w.build(sampleParams(t, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 2})
+			v := w.build(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Workers: 2})
 			old := v.HostsWithRole(lcm.RoleWorker)[1]
 			oldNode := old.Node()
 			h := w.connect(oldNode)
@@ -299,7 +288,7 @@ func TestHealReplacesTheHostWithAFreshOne(t *testing.T) {
 
 func TestHealKeepsTheVolumeData(t *testing.T) {
 	w := newWorld(t)
-	v := w.build(sampleParams(t, "instantiate_pv_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 1})
+	v := w.build(samples.InstantiatePVCluster, sim.ClusterShape{Masters: 1, Workers: 1})
 	st := v.HostsWithRole(lcm.RoleStorage)[0]
 	h := w.connect(st.Node())
 	sudo := func(h remote.Host, args ...string) {
@@ -351,7 +340,7 @@ func hasMount(h *sim.Host, target string) bool {
 
 func TestKubesprayTopologyHasALoadBalancerAndAnAnsibleServer(t *testing.T) {
 	w := newWorld(t)
-	v := w.build(sampleParams(t, "instantiate_kubespray.json"), sim.ClusterShape{Masters: 3, Workers: 2})
+	v := w.build(samples.InstantiateKubespray, sim.ClusterShape{Masters: 3, Workers: 2})
 	nodes, err := w.heat.Nodes(w.ctx, v.StackID(), masters, workers, heat.Group{Role: lcm.RoleLoadBalancer, SSHCP: "externalLB_instance"})
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +348,7 @@ func TestKubesprayTopologyHasALoadBalancerAndAnAnsibleServer(t *testing.T) {
 	if len(nodes) != 6 || nodes[5].Role != lcm.RoleLoadBalancer {
 		t.Fatalf("nodes %v", nodes)
 	}
-	a := v.Ansible()
+	a := w.cloud.AnsibleServer() // started for the request's ansible.ip_address
 	if a == nil || a.Role != lcm.RoleAnsible {
 		t.Fatalf("Ansible server %+v", a)
 	}
@@ -367,6 +356,14 @@ func TestKubesprayTopologyHasALoadBalancerAndAnAnsibleServer(t *testing.T) {
 		if h == a {
 			t.Error("the Ansible server counts as a VM of the VNF")
 		}
+	}
+	req, _, err := w.cloud.SampleCluster(samples.InstantiateKubespray, sim.ClusterShape{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(req.AdditionalParams), `"ip_address":"`+a.SSHAddress+`"`) &&
+		!strings.Contains(string(req.AdditionalParams), `"ip_address": "`+a.SSHAddress+`"`) {
+		t.Errorf("the working request does not name the Ansible server %s:\n%s", a.SSHAddress, req.AdditionalParams)
 	}
 	h, err := w.cloud.Connect(w.ctx, a.Node(), "ansible", "ansible")
 	if err != nil {
@@ -380,7 +377,7 @@ func TestKubesprayTopologyHasALoadBalancerAndAnAnsibleServer(t *testing.T) {
 
 func TestDialOnlyReachesSimulatedHosts(t *testing.T) {
 	w := newWorld(t)
-	w.build(sampleParams(t, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 1})
+	w.build(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Workers: 1})
 	for _, addr := range []string{"127.0.250.250:22", "10.0.0.1:22", "192.168.0.10"} {
 		if c, err := w.cloud.Dial(w.ctx, "tcp", addr); err == nil {
 			c.Close()
@@ -400,10 +397,15 @@ func TestDialOnlyReachesSimulatedHosts(t *testing.T) {
 }
 
 func TestKubernetesClusterTopologyErrors(t *testing.T) {
-	if _, err := sim.KubernetesCluster(json.RawMessage(`{"k8s_cluster_installation_param": {}}`), sim.ClusterShape{}); err == nil {
+	if _, err := sim.KubernetesCluster(sim.ClusterVMs{}, sim.ClusterShape{}, nil); err == nil {
 		t.Error("no master_node accepted")
 	}
-	if _, err := sim.RegistryVNF(json.RawMessage(`{}`)); err == nil {
-		t.Error("no private_registry_installation_param accepted")
+	vms := sim.ClusterVMs{Nodes: kubeadm.ClusterParams{MasterNode: kubeadm.NodeParams{SSHCPName: "m"}}}
+	if _, err := sim.KubernetesCluster(vms, sim.ClusterShape{Masters: 3}, nil); err == nil {
+		t.Error("three masters without an aspect_id accepted")
+	}
+	w := newWorld(t)
+	if _, _, err := w.cloud.SampleCluster(samples.InstantiateCIRRegistry, sim.ClusterShape{}); err == nil || !strings.Contains(err.Error(), "k8s_cluster_installation_param: is required") {
+		t.Errorf("a registry request as a cluster: %v", err)
 	}
 }

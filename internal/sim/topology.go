@@ -6,7 +6,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/lb"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/nfs"
+	"github.com/mgmtkit/mgmtkit/registry"
 )
 
 // Topology describes a VNF's VMs as its Heat template would: groups of
@@ -24,10 +28,6 @@ type Topology struct {
 	Servers []ServerSpec
 	// VIP is the cluster address, if any.
 	VIP *VIPSpec
-	// Ansible, when set, is the login of a VM outside the VNF's stack:
-	// kubespray's pre-built Ansible server, which the request names by
-	// address. See [VNF.Ansible].
-	Ansible *Login
 	// AdditionalParams are the instantiate request's additionalParams,
 	// kept in the VnfInstance as Tacker keeps them.
 	AdditionalParams json.RawMessage
@@ -96,31 +96,19 @@ type VIPSpec struct {
 }
 
 // RegistryVNF returns the topology of the private registry VNF of the CIR
-// spec: one VDU in the top-level stack, named after
-// private_registry_installation_param.ssh_cp_name, with its SSH login.
-func RegistryVNF(additionalParams json.RawMessage) (Topology, error) {
-	var p struct {
-		Install *struct {
-			SSHCP    string `json:"ssh_cp_name"`
-			User     string `json:"ssh_username"`
-			Password string `json:"ssh_password"`
-		} `json:"private_registry_installation_param"`
-	}
-	if err := json.Unmarshal(additionalParams, &p); err != nil {
-		return Topology{}, fmt.Errorf("sim: additionalParams: %w", err)
-	}
-	if p.Install == nil || p.Install.SSHCP == "" {
-		return Topology{}, errors.New("sim: additionalParams has no private_registry_installation_param.ssh_cp_name")
-	}
+// spec, from its typed private_registry_installation_param: one VDU in the
+// top-level stack, named after ssh_cp_name, with its SSH login.
+// additionalParams are kept in the VnfInstance, as Tacker keeps them.
+func RegistryVNF(p registry.InstallParams, additionalParams json.RawMessage) Topology {
 	return Topology{
 		Servers: []ServerSpec{{
 			Role:  lcm.RoleRegistry,
 			Name:  "VDU1",
-			SSHCP: p.Install.SSHCP,
-			Login: Login{User: p.Install.User, Password: p.Install.Password},
+			SSHCP: p.SSHCPName,
+			Login: Login{User: p.SSHUsername, Password: p.SSHPassword.Reveal()},
 		}},
 		AdditionalParams: additionalParams,
-	}, nil
+	}
 }
 
 // ClusterShape is how many VMs of each kind a Kubernetes cluster VNF has:
@@ -137,109 +125,82 @@ type ClusterShape struct {
 	Packages []string
 }
 
-// KubernetesCluster returns the topology of a Kubernetes cluster VNF for
-// the k8s_cluster_installation_param of additionalParams: the master and
-// worker groups (aspect_id, ssh_cp_name, nic_cp_name, username, password),
-// the cluster VIP (cluster_cp_name, cluster_fip_name: a top-level port
-// with several masters, a port of the single master otherwise), and, when
-// the parameters name them, the storage server with its Cinder volumes,
-// the external load balancer and kubespray's Ansible server.
-func KubernetesCluster(additionalParams json.RawMessage, shape ClusterShape) (Topology, error) {
-	type node struct {
-		AspectID   string `json:"aspect_id"`
-		SSHCP      string `json:"ssh_cp_name"`
-		NICCP      string `json:"nic_cp_name"`
-		User       string `json:"username"`
-		Password   string `json:"password"`
-		ClusterCP  string `json:"cluster_cp_name"`
-		ClusterFIP string `json:"cluster_fip_name"`
-	}
-	var p struct {
-		Param *struct {
-			Master  *node `json:"master_node"`
-			Worker  *node `json:"worker_node"`
-			Storage *struct {
-				SSHCP    string `json:"ssh_cp_name"`
-				NICCP    string `json:"nic_cp_name"`
-				User     string `json:"username"`
-				Password string `json:"password"`
-				Volumes  []struct {
-					Resource string `json:"volume_resource_id"`
-				} `json:"cinder_volume_setup_params"`
-			} `json:"storage_server"`
-			LB *struct {
-				SSHCP    string `json:"ssh_cp_name"`
-				User     string `json:"ssh_username"`
-				Password string `json:"ssh_password"`
-			} `json:"external_lb_param"`
-			Ansible *struct {
-				User     string `json:"username"`
-				Password string `json:"password"`
-			} `json:"ansible"`
-		} `json:"k8s_cluster_installation_param"`
-	}
-	if err := json.Unmarshal(additionalParams, &p); err != nil {
-		return Topology{}, fmt.Errorf("sim: additionalParams: %w", err)
-	}
-	if p.Param == nil || p.Param.Master == nil || p.Param.Master.SSHCP == "" {
-		return Topology{}, errors.New("sim: additionalParams has no k8s_cluster_installation_param.master_node.ssh_cp_name")
+// ClusterVMs are the parameters that say where a Kubernetes cluster VNF's
+// VMs are, as the packages that own them type them: master_node and
+// worker_node (kubeadm), storage_server (nfs), external_lb_param (lb).
+// A driver's decoded parameters hold them all.
+type ClusterVMs struct {
+	Nodes   kubeadm.ClusterParams
+	Storage *nfs.StorageServer
+	LB      *lb.ExternalLBParam
+}
+
+// KubernetesCluster returns the topology of a Kubernetes cluster VNF: the
+// master and worker groups (aspect_id, ssh_cp_name, nic_cp_name, username,
+// password), the cluster VIP (cluster_cp_name, cluster_fip_name: a
+// top-level port with several masters, a port of the single master
+// otherwise), and, when the parameters name them, the storage server with
+// its Cinder volumes and the external load balancer. additionalParams are
+// kept in the VnfInstance, as Tacker keeps them. kubespray's Ansible
+// server is outside the VNF: see [Cloud.AddAnsibleServer].
+func KubernetesCluster(vms ClusterVMs, shape ClusterShape, additionalParams json.RawMessage) (Topology, error) {
+	m := vms.Nodes.MasterNode
+	if m.SSHCPName == "" {
+		return Topology{}, errors.New("sim: master_node has no ssh_cp_name")
 	}
 	if shape.Masters < 1 {
 		shape.Masters = 1
 	}
 	t := Topology{AdditionalParams: additionalParams}
-	m := p.Param.Master
+	login := func(n kubeadm.NodeParams) Login { return Login{User: n.Username, Password: n.Password.Reveal()} }
 	masters := GroupSpec{
 		Role: lcm.RoleMaster, Aspect: m.AspectID, Count: shape.Masters, MinSize: shape.Masters, MaxSize: shape.Masters,
-		SSHCP: m.SSHCP, NICCP: m.NICCP, Login: Login{User: m.User, Password: m.Password}, Packages: shape.Packages,
+		SSHCP: m.SSHCPName, NICCP: m.NICCPName, Login: login(m), Packages: shape.Packages,
 	}
 	vipAtTop := m.AspectID == "" || shape.Masters > 1
 	switch {
-	case m.ClusterCP == "":
+	case m.ClusterCPName == "":
 	case vipAtTop:
-		t.VIP = &VIPSpec{CP: m.ClusterCP, FIP: m.ClusterFIP}
-	case m.ClusterCP != m.SSHCP && m.ClusterCP != m.NICCP:
-		masters.ExtraPorts = append(masters.ExtraPorts, m.ClusterCP)
+		t.VIP = &VIPSpec{CP: m.ClusterCPName, FIP: m.ClusterFIPName}
+	case m.ClusterCPName != m.SSHCPName && m.ClusterCPName != m.NICCPName:
+		masters.ExtraPorts = append(masters.ExtraPorts, m.ClusterCPName)
 		fallthrough
 	default:
-		if m.ClusterFIP != "" {
-			t.VIP = &VIPSpec{FIP: m.ClusterFIP}
+		if m.ClusterFIPName != "" {
+			t.VIP = &VIPSpec{FIP: m.ClusterFIPName}
 		}
 	}
 	if m.AspectID == "" {
 		if shape.Masters != 1 {
 			return Topology{}, errors.New("sim: several masters need master_node.aspect_id")
 		}
-		t.Servers = append(t.Servers, ServerSpec{Role: lcm.RoleMaster, Name: "masterNode", SSHCP: m.SSHCP, NICCP: m.NICCP, Login: masters.Login, Packages: shape.Packages})
+		t.Servers = append(t.Servers, ServerSpec{Role: lcm.RoleMaster, Name: "masterNode", SSHCP: m.SSHCPName, NICCP: m.NICCPName, Login: masters.Login, Packages: shape.Packages})
 	} else {
 		t.Groups = append(t.Groups, masters)
 	}
-	if w := p.Param.Worker; w != nil && w.SSHCP != "" && shape.Workers > 0 {
+	if w := vms.Nodes.WorkerNode; w != nil && w.SSHCPName != "" && shape.Workers > 0 {
 		workers := GroupSpec{
 			Role: lcm.RoleWorker, Aspect: w.AspectID, Count: shape.Workers, MinSize: shape.MinWorkers, MaxSize: shape.MaxWorkers,
-			SSHCP: w.SSHCP, NICCP: w.NICCP, Login: Login{User: w.User, Password: w.Password}, Packages: shape.Packages,
+			SSHCP: w.SSHCPName, NICCP: w.NICCPName, Login: login(*w), Packages: shape.Packages,
 		}
 		if workers.MaxSize == 0 {
 			workers.MaxSize = shape.Workers + 10
 		}
 		if w.AspectID == "" {
-			t.Servers = append(t.Servers, ServerSpec{Role: lcm.RoleWorker, Name: "workerNode", SSHCP: w.SSHCP, NICCP: w.NICCP, Login: workers.Login, Packages: shape.Packages})
+			t.Servers = append(t.Servers, ServerSpec{Role: lcm.RoleWorker, Name: "workerNode", SSHCP: w.SSHCPName, NICCP: w.NICCPName, Login: workers.Login, Packages: shape.Packages})
 		} else {
 			t.Groups = append(t.Groups, workers)
 		}
 	}
-	if s := p.Param.Storage; s != nil && s.SSHCP != "" {
-		spec := ServerSpec{Role: lcm.RoleStorage, Name: "storage_server", SSHCP: s.SSHCP, NICCP: s.NICCP, Login: Login{User: s.User, Password: s.Password}}
-		for _, v := range s.Volumes {
-			spec.Volumes = append(spec.Volumes, VolumeSpec{Resource: v.Resource})
+	if s := vms.Storage; s != nil && s.SSHCPName != "" {
+		spec := ServerSpec{Role: lcm.RoleStorage, Name: "storage_server", SSHCP: s.SSHCPName, NICCP: s.NICCPName, Login: Login{User: s.Username, Password: s.Password.Reveal()}}
+		for _, v := range s.CinderVolumeSetupParams {
+			spec.Volumes = append(spec.Volumes, VolumeSpec{Resource: v.VolumeResourceID})
 		}
 		t.Servers = append(t.Servers, spec)
 	}
-	if lb := p.Param.LB; lb != nil && lb.SSHCP != "" {
-		t.Servers = append(t.Servers, ServerSpec{Role: lcm.RoleLoadBalancer, Name: "externalLB", SSHCP: lb.SSHCP, Login: Login{User: lb.User, Password: lb.Password}})
-	}
-	if a := p.Param.Ansible; a != nil {
-		t.Ansible = &Login{User: a.User, Password: a.Password}
+	if lb := vms.LB; lb != nil && lb.SSHCPName != "" {
+		t.Servers = append(t.Servers, ServerSpec{Role: lcm.RoleLoadBalancer, Name: "externalLB", SSHCP: lb.SSHCPName, Login: Login{User: lb.SSHUsername, Password: lb.SSHPassword.Reveal()}})
 	}
 	return t, nil
 }

@@ -80,7 +80,6 @@ type VNF struct {
 	building map[string]*Host // member stack ID → host, filled by member builders
 	buildErr error
 	vip      string
-	ansible  *Host
 }
 
 // Build creates a VNF: its Heat stack and a fresh host behind every
@@ -132,35 +131,8 @@ func (c *Cloud) Build(t Topology) (*VNF, error) {
 			return nil, err
 		}
 	}
-	if t.Ansible != nil {
-		if err := v.addAnsible(*t.Ansible); err != nil {
-			return nil, err
-		}
-	}
 	return v, nil
 }
-
-// addAnsible starts the Ansible server: a VM of the tenant that no stack
-// of the VNF holds.
-func (v *VNF) addAnsible(login Login) error {
-	addr, err := v.cloud.allocate()
-	if err != nil {
-		return err
-	}
-	h, err := v.cloud.newHost(lcm.RoleAnsible, login, []string{addr}, nil)
-	if err != nil {
-		return err
-	}
-	h.Resource, h.ServerID, h.SSHAddress, h.NICAddress = "ansible-server", newUUID(), addr, addr
-	h.CreatedAt = v.cloud.heat.Now()
-	v.ansible = h
-	return v.cloud.register(h)
-}
-
-// Ansible returns the Ansible server the topology asked for, or nil. Its
-// address is what a request's ansible.ip_address must name; Heat does not
-// know it, and it is not among the VNF's [VNF.Hosts].
-func (v *VNF) Ansible() *Host { return v.ansible }
 
 // ID returns the VNF instance ID.
 func (v *VNF) ID() string { return v.topo.InstanceID }

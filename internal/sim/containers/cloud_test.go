@@ -2,7 +2,6 @@ package containers_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -14,19 +13,6 @@ import (
 	"github.com/mgmtkit/mgmtkit/samples"
 )
 
-func sampleParams(t *testing.T, name string) json.RawMessage {
-	t.Helper()
-	b, err := samples.Request(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var req lcm.InstantiateVnfRequest
-	if err := json.Unmarshal(b, &req); err != nil {
-		t.Fatal(err)
-	}
-	return req.AdditionalParams
-}
-
 // The simulated cloud is the network: the registry VNF's VM, published at
 // the sample's 192.168.0.10, serves a cluster node once the node trusts
 // it, under Docker and under the kubelet's containerd.
@@ -34,7 +20,7 @@ func TestThroughTheSimulatedCloud(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cloud := sim.Start(t, sim.Options{})
-	topo, err := sim.RegistryVNF(sampleParams(t, "instantiate_cir_registry.json"))
+	_, topo, err := cloud.SampleRegistry(samples.InstantiateCIRRegistry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +29,7 @@ func TestThroughTheSimulatedCloud(t *testing.T) {
 		t.Fatal(err)
 	}
 	regHost := regVNF.HostsWithRole(lcm.RoleRegistry)[0]
-	ctopo, err := sim.KubernetesCluster(sampleParams(t, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 1, Packages: []string{"docker.io", "cri-tools"}})
+	_, ctopo, err := cloud.SampleCluster(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Workers: 1, Packages: []string{"docker.io", "cri-tools"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubespray"
+	"github.com/mgmtkit/mgmtkit/lb"
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/nfs"
+	"github.com/mgmtkit/mgmtkit/registry"
+	"github.com/mgmtkit/mgmtkit/samples"
+)
+
+// Where the simulated Ansible server keeps kubespray and the inventory
+// the kubespray sample's placeholders become.
+const (
+	KubesprayRootPath      = "/opt/kubespray"
+	KubesprayInventoryPath = "/opt/kubespray/inventory/mycluster"
+	sampleParamsPrefix     = "additionalParams.k8s_cluster_installation_param."
+	sampleAnsibleLogin     = "ansible" // the kubespray sample's ansible.username and password
+)
+
+// Request returns the spec's sample request name made to work in this
+// cloud: [WorkingRequest], with kubespray's Ansible server started
+// ([Cloud.AddAnsibleServer], with the sample's login) when the sample
+// names one.
+func (c *Cloud) Request(name string) ([]byte, error) {
+	ansible := ""
+	if slices.Contains(samples.Placeholders(name), sampleParamsPrefix+"ansible.ip_address") {
+		a, err := c.AddAnsibleServer(Login{User: sampleAnsibleLogin, Password: sampleAnsibleLogin})
+		if err != nil {
+			return nil, err
+		}
+		ansible = a.SSHAddress
+	}
+	return WorkingRequest(name, ansible)
+}
+
+// WorkingRequest returns the spec's sample request name (see package
+// samples) with each placeholder ([samples.Placeholders]) replaced by a
+// value that works in the simulated cloud:
+//   - the proxy block goes: the simulated VMs reach the registries and the
+//     package mirror directly, and no step of the samples' scenarios needs
+//     a proxy;
+//   - an empty script_path goes (it is optional);
+//   - ansible.ip_address becomes ansibleAddress, the Ansible server's
+//     address (required for the kubespray sample; see [Cloud.Request]);
+//     kubespray_root_path and transferring_inventory_path become
+//     [KubesprayRootPath] and [KubesprayInventoryPath].
+//
+// The other values are the spec's.
+func WorkingRequest(name, ansibleAddress string) ([]byte, error) {
+	body, err := samples.Request(name)
+	if err != nil {
+		return nil, err
+	}
+	edits := map[string]any{}
+	for _, p := range samples.Placeholders(name) {
+		switch key := strings.TrimPrefix(p, sampleParamsPrefix); key {
+		case "proxy.http_proxy", "proxy.https_proxy":
+			edits[sampleParamsPrefix+"proxy"] = nil
+		case "script_path":
+			edits[p] = nil
+		case "ansible.ip_address":
+			if ansibleAddress == "" {
+				return nil, fmt.Errorf("sim: %s names an Ansible server: start one (Cloud.Request does) and give its address", name)
+			}
+			edits[p] = ansibleAddress
+		case "ansible.kubespray_root_path":
+			edits[p] = KubesprayRootPath
+		case "ansible.transferring_inventory_path":
+			edits[p] = KubesprayInventoryPath
+		default:
+			return nil, fmt.Errorf("sim: no working value for the placeholder %s of %s", p, name)
+		}
+	}
+	if len(edits) == 0 {
+		return body, nil
+	}
+	return samples.Patch(body, edits)
+}
+
+// ClusterParams is k8s_cluster_installation_param as a Kubernetes cluster
+// driver decodes it (examples/drivers.ClusterParams is the same
+// composition): every package's part embedded.
+type ClusterParams struct {
+	kubeadm.ClusterParams
+	registry.TrustParams
+	nfs.StorageParams
+	kubespray.AnsibleParams
+	lb.LoadBalancerParams
+}
+
+// VMs returns the parts that say where the VMs are.
+func (p ClusterParams) VMs() ClusterVMs {
+	return ClusterVMs{Nodes: p.ClusterParams, Storage: p.StorageServer, LB: p.ExternalLBParam}
+}
+
+// SampleCluster returns the sample request name made to work in this
+// cloud ([Cloud.Request]) and the topology of its Kubernetes cluster VNF
+// with shape, its parameters decoded and validated against the sample
+// VNF package as a driver would.
+func (c *Cloud) SampleCluster(name string, shape ClusterShape) (*lcm.InstantiateVnfRequest, Topology, error) {
+	req, err := c.sampleRequest(name)
+	if err != nil {
+		return nil, Topology{}, err
+	}
+	var p ClusterParams
+	if err := lcm.DecodeParams(req.AdditionalParams, lcm.DecodeOptions{Package: lcm.NewPackage(samples.VNFPackage())},
+		lcm.Param(kubeadm.ClusterParamKey, &p).Required()); err != nil {
+		return nil, Topology{}, fmt.Errorf("sim: %s: %w", name, err)
+	}
+	topo, err := KubernetesCluster(p.VMs(), shape, req.AdditionalParams)
+	return req, topo, err
+}
+
+// SampleRegistry returns the sample request name made to work in this
+// cloud and the topology of its private registry VNF, its parameters
+// decoded and validated against the sample VNF package as the driver
+// would.
+func (c *Cloud) SampleRegistry(name string) (*lcm.InstantiateVnfRequest, Topology, error) {
+	req, err := c.sampleRequest(name)
+	if err != nil {
+		return nil, Topology{}, err
+	}
+	p, err := registry.DecodeInstallParams(req.AdditionalParams, lcm.NewPackage(samples.VNFPackage()))
+	if err != nil {
+		return nil, Topology{}, fmt.Errorf("sim: %s: %w", name, err)
+	}
+	return req, RegistryVNF(p, req.AdditionalParams), nil
+}
+
+// sampleRequest decodes the working sample request name.
+func (c *Cloud) sampleRequest(name string) (*lcm.InstantiateVnfRequest, error) {
+	body, err := c.Request(name)
+	if err != nil {
+		return nil, err
+	}
+	var req lcm.InstantiateVnfRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, fmt.Errorf("sim: %s: %w", name, err)
+	}
+	return &req, nil
+}
