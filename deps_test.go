@@ -102,8 +102,8 @@ var layer = map[string]int{
 	"remote":   0,
 	"lcm":      1,
 	"heat":     2,
-	"system":   3, // the floor: host steps ...
-	"plumbing": 3, // ... and driver plumbing
+	"system":   3,                                                  // the floor: host steps ...
+	"plumbing": 3,                                                  // ... and driver plumbing
 	"registry": 4, "kubeadm": 4, "nfs": 4, "kubespray": 4, "lb": 4, // domain packages
 	"examples/drivers": 5,
 }
