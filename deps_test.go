@@ -99,12 +99,19 @@ func TestOnlyTheTourImportsTestInfrastructure(t *testing.T) {
 
 // layer is where a package of the SDK sits; imports point down only.
 var layer = map[string]int{
-	"remote":   0,
-	"lcm":      1,
-	"heat":     2,
-	"system":   3,                                                  // the floor: host steps ...
-	"plumbing": 3,                                                  // ... and driver plumbing
-	"registry": 4, "kubeadm": 4, "nfs": 4, "kubespray": 4, "lb": 4, // domain packages
+	"remote": 0,
+	"lcm":    1,
+	"heat":   2,
+	// The floor: host steps and driver plumbing.
+	"system":   3,
+	"plumbing": 3,
+	// The domain packages.
+	"registry":  4,
+	"kubeadm":   4,
+	"nfs":       4,
+	"kubespray": 4,
+	"lb":        4,
+	// Complete drivers.
 	"examples/drivers": 5,
 }
 
