@@ -28,7 +28,7 @@ var confName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@+-]*$`)
 // file's base name, letters, digits, '_' and '-' (modprobe treats them
 // alike), shorter than the kernel's MODULE_NAME_LEN of 56
 // (include/linux/module.h: 64 - sizeof(unsigned long)).
-var moduleName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,55}$`)
+var moduleName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,54}$`)
 
 // ModulesOptions configure [LoadKernelModules].
 type ModulesOptions struct {
@@ -57,7 +57,7 @@ func LoadKernelModules(ctx context.Context, h remote.Host, opts ModulesOptions) 
 		at := "Modules[" + strconv.Itoa(i) + "]"
 		switch {
 		case !moduleName.MatchString(m):
-			probs.addf(at, "%q is not a kernel module name (letters, digits, _ and -, at most 55)", m)
+			probs.addf(at, "%q is not a kernel module name (letters, digits, _ and -, not first, at most 55)", m)
 		case seen[modKey(m)]:
 			probs.addf(at, "module %s is listed twice", m)
 		}
