@@ -14,7 +14,9 @@ import (
 )
 
 func install(opts system.PackagesOptions) func(ctx context.Context, h remote.Host) (lcm.Result, error) {
-	return func(ctx context.Context, h remote.Host) (lcm.Result, error) { return system.InstallPackages(ctx, h, opts) }
+	return func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+		return system.InstallPackages(ctx, h, opts)
+	}
 }
 
 func TestInstallPackagesConverges(t *testing.T) {

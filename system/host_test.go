@@ -39,7 +39,9 @@ func TestSetHostsBlock(t *testing.T) {
 		{IP: "10.0.0.12", Names: []string{"worker-1", "worker-1.cluster.local", "worker-1"}},
 		{IP: "10.0.0.5", Names: []string{"master-0"}},
 	}}
-	hosts := func(ctx context.Context, h remote.Host) (lcm.Result, error) { return system.SetHostsBlock(ctx, h, opts) }
+	hosts := func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+		return system.SetHostsBlock(ctx, h, opts)
+	}
 	res, _, err := v.step(hosts)
 	if err != nil || !res.Changed {
 		t.Fatal(res, err)

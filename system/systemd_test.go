@@ -16,7 +16,9 @@ import (
 const appUnit = "[Unit]\nDescription=app\n\n[Service]\nExecStart=/usr/bin/app\n\n[Install]\nWantedBy=multi-user.target\n"
 
 func configure(opts system.UnitOptions) func(ctx context.Context, h remote.Host) (lcm.Result, error) {
-	return func(ctx context.Context, h remote.Host) (lcm.Result, error) { return system.ConfigureUnit(ctx, h, opts) }
+	return func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+		return system.ConfigureUnit(ctx, h, opts)
+	}
 }
 
 func TestConfigureUnitRestartsOnlyWhenItsInputsChange(t *testing.T) {
@@ -128,7 +130,9 @@ func TestEnsureActive(t *testing.T) {
 	if _, err := v.h.Run(v.ctx, remote.Cmd{Args: []string{"systemctl", "disable", "--now", "cron"}, Sudo: true}); err != nil {
 		t.Fatal(err)
 	}
-	ensure := func(ctx context.Context, h remote.Host) (lcm.Result, error) { return system.EnsureActive(ctx, h, "cron") }
+	ensure := func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+		return system.EnsureActive(ctx, h, "cron")
+	}
 	res, _, err := v.step(ensure)
 	if st := v.Service("cron"); err != nil || !res.Changed || !st.Active || !st.Enabled {
 		t.Errorf("%v, %v, %+v", res, err, st)
