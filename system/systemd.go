@@ -172,9 +172,11 @@ func checkUnitOptions(o UnitOptions) (string, error) {
 // ConfigureUnit makes a systemd unit run with the files opts gives it: the
 // unit file and drop-ins hold their content (and opts.Absent ones are
 // gone), `systemctl daemon-reload` runs only when a file changed, the unit
-// is enabled (unless opts.NoEnable) and started, `systemctl
-// reload-or-restart` runs only when its files changed or
-// opts.InputsChanged says something else it reads did, and the step waits
+// is enabled (unless opts.NoEnable) and started, a running unit is
+// restarted only when its files changed (`systemctl restart`: a reload
+// cannot apply a unit's own settings) or reloaded-or-restarted when
+// opts.InputsChanged says a file the daemon re-reads changed (`systemctl
+// reload-or-restart`: reload where the unit supports it), and the step waits
 // (bounded by opts.ActiveTimeout) until `systemctl is-active` says
 // active. On a converged host that is one command.
 //
@@ -214,7 +216,14 @@ func ConfigureUnit(ctx context.Context, h remote.Host, opts UnitOptions) (lcm.Re
 	}
 	filesChanged := len(writes) > 0 || len(removes) > 0
 	reload := filesChanged || st.props["NeedDaemonReload"] == "yes"
-	restart := filesChanged || opts.InputsChanged || st.pending || st.props["NeedDaemonReload"] == "yes"
+	// A unit's own settings (ExecStart=, Environment= in a drop-in) take
+	// effect only when its process starts anew: a reload merely signals
+	// the running process (systemd.service(5), ExecReload=). So changed
+	// files, and a restart owed by an earlier run, mean `restart`; inputs
+	// the daemon re-reads (its own configuration file) mean
+	// `reload-or-restart`.
+	fullRestart := reload || st.pending
+	restart := fullRestart || opts.InputsChanged
 
 	var did []string
 	if filesChanged || (opts.InputsChanged && !st.pending) {
@@ -254,13 +263,18 @@ func ConfigureUnit(ctx context.Context, h remote.Host, opts UnitOptions) (lcm.Re
 	}
 	active := st.props["ActiveState"] == "active"
 	switch {
-	case restart && active:
-		// systemctl(1): reload-or-restart reloads a unit that supports
-		// it and restarts one that does not; a stopped unit is started.
-		if _, err := h.Run(ctx, sudo("systemctl", "reload-or-restart", unit)); err != nil {
+	case fullRestart && active:
+		if _, err := h.Run(ctx, sudo("systemctl", "restart", unit)); err != nil {
 			return result(did), err
 		}
 		did = append(did, "restarted "+unit)
+	case restart && active:
+		// systemctl(1): reload-or-restart reloads a unit that supports
+		// it and restarts one that does not.
+		if _, err := h.Run(ctx, sudo("systemctl", "reload-or-restart", unit)); err != nil {
+			return result(did), err
+		}
+		did = append(did, "reloaded or restarted "+unit)
 	case !active:
 		if _, err := h.Run(ctx, sudo("systemctl", "start", unit)); err != nil {
 			return result(did), err

@@ -47,11 +47,12 @@ func TestConfigureUnitRestartsOnlyWhenItsInputsChange(t *testing.T) {
 		t.Errorf("changed drop-in: %v, %v, %+v, %d daemon-reloads", res, err, st, v.DaemonReloads()-reloads)
 	}
 
-	// Something else the unit reads changed: a restart without a reload.
+	// Something else the unit reads changed: a restart (the unit cannot
+	// reload) without a daemon-reload.
 	opts.InputsChanged = true
-	res, _, err = v.step(configure(opts))
-	if st := v.Service("app"); err != nil || !res.Changed || st.Restarts != 2 || v.DaemonReloads() != reloads+1 {
-		t.Errorf("inputs changed: %v, %v, %+v", res, err, st)
+	res, cmds, err = v.step(configure(opts))
+	if st := v.Service("app"); err != nil || !res.Changed || st.Restarts != 2 || v.DaemonReloads() != reloads+1 || count(cmds, "reload-or-restart") != 1 {
+		t.Errorf("inputs changed: %v, %v, %+v, %q", res, err, st, cmds)
 	}
 	opts.InputsChanged = false
 
@@ -170,5 +171,21 @@ func TestWaitNamesWhatItAwaitedAndTheLastFailure(t *testing.T) {
 	}
 	if err := system.Wait(context.Background(), "x", time.Second, time.Millisecond, func(context.Context) (bool, error) { calls++; return calls > 10, nil }); err != nil {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A daemon that re-reads its configuration on SIGHUP is reloaded, not
+// restarted, when only that configuration changed.
+func TestConfigureUnitReloadsForInputsChanged(t *testing.T) {
+	v := newVM(t, ubuntu.Options{})
+	v.AddUnit(ubuntu.Unit{Name: "app.service", File: appUnit, OnReload: func(*ubuntu.Machine) error { return nil }})
+	opts := system.UnitOptions{Unit: "app"}
+	if _, _, err := v.step(configure(opts)); err != nil {
+		t.Fatal(err)
+	}
+	opts.InputsChanged = true
+	res, _, err := v.step(configure(opts))
+	if st := v.Service("app"); err != nil || !res.Changed || st.Reloads != 1 || st.Restarts != 0 {
+		t.Errorf("%v, %v, %+v", res, err, st)
 	}
 }
