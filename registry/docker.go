@@ -52,47 +52,44 @@ type DockerOptions struct {
 }
 
 // InstallDocker makes Docker run on h: the package installed unless a
-// Docker daemon already is (apt-get waits for a dpkg lock held by
-// unattended-upgrades), the proxy drop-in
-// as opts say, the service enabled and active, and the daemon answering
-// `docker version`. It restarts Docker only when the drop-in changed.
+// Docker daemon already is ([system.InstallPackages], which waits out a
+// dpkg lock held by unattended-upgrades), the proxy drop-in as opts say
+// and the service enabled and active ([system.ConfigureUnit]), and the
+// daemon answering `docker version`. It restarts Docker only when the
+// drop-in changed, and a restart that a failed run owes is paid by the
+// next one. A converged host costs three commands.
 func InstallDocker(ctx context.Context, h remote.Host, opts DockerOptions) (lcm.Result, error) {
-	pkg := cmp.Or(opts.Package, DockerPackage)
-	var did []string
+	res := lcm.Unchanged
 	// Any Docker will do (docker.io, or docker-ce from Docker's repository
 	// on a prepared image): installing a second one would conflict.
 	rts, err := system.DetectRuntimes(ctx, h)
 	if err != nil {
-		return lcm.Unchanged, err
+		return res, err
 	}
 	if !slices.Contains(rts, system.Docker) {
-		if err := aptInstall(ctx, h, pkg); err != nil {
-			return lcm.Unchanged, err
+		r, err := system.InstallPackages(ctx, h, system.PackagesOptions{Packages: []string{cmp.Or(opts.Package, DockerPackage)}})
+		if err != nil {
+			return res, err
 		}
-		did = append(did, "installed "+pkg)
+		res = res.And(r)
 	}
-	changed, err := writeProxyDropIn(ctx, h, opts.Proxy)
+	// Root-only, since the proxy URLs may hold credentials.
+	unit := system.UnitOptions{Unit: "docker", Mode: 0o600}
+	if opts.Proxy != nil {
+		unit.Files = map[string]string{ProxyDropIn: proxyDropIn(opts.Proxy)}
+	} else {
+		unit.Absent = []string{ProxyDropIn}
+	}
+	r, err := system.ConfigureUnit(ctx, h, unit)
+	res = res.And(r)
 	if err != nil {
-		return result(did), err
+		return res, err
 	}
-	if changed {
-		if _, err := h.Run(ctx, sudo("systemctl", "daemon-reload")); err != nil {
-			return result(did), err
-		}
-		if _, err := h.Run(ctx, sudo("systemctl", "restart", "docker")); err != nil {
-			return result(did), err
-		}
-		did = append(did, "proxy configured, docker restarted")
-	}
-	if started, err := ensureActive(ctx, h, "docker"); err != nil {
-		return result(did), err
-	} else if started {
-		did = append(did, "docker started")
-	}
-	if err := waitDocker(ctx, h, cmp.Or(opts.Wait, 2*time.Minute)); err != nil {
-		return result(did), err
-	}
-	return result(did), nil
+	err = system.Wait(ctx, "the Docker daemon to answer", cmp.Or(opts.Wait, 2*time.Minute), time.Second, func(ctx context.Context) (bool, error) {
+		_, err := h.Run(ctx, sudo("docker", "version", "--format", "{{.Server.Version}}"))
+		return err == nil, err
+	})
+	return res, err
 }
 
 func result(did []string) lcm.Result {
@@ -100,48 +97,6 @@ func result(did []string) lcm.Result {
 		return lcm.Unchanged
 	}
 	return lcm.Changed(strings.Join(did, "; "))
-}
-
-// aptInstall installs packages non-interactively; the package lists are
-// refreshed first (a fresh cloud image has none), and both commands wait
-// up to 5 minutes for a dpkg lock that unattended-upgrades holds after
-// boot.
-func aptInstall(ctx context.Context, h remote.Host, pkgs ...string) error {
-	env := map[string]string{"DEBIAN_FRONTEND": "noninteractive"}
-	lock := []string{"-o", "DPkg::Lock::Timeout=300"}
-	update := remote.Cmd{Args: append([]string{"apt-get", "update", "-q"}, lock...), Env: env, Sudo: true, Idempotent: true}
-	if _, err := h.Run(ctx, update); err != nil {
-		return err
-	}
-	install := remote.Cmd{Args: append(append([]string{"apt-get", "install", "-y", "-q"}, lock...), pkgs...), Env: env, Sudo: true, Idempotent: true}
-	_, err := h.Run(ctx, install)
-	return err
-}
-
-// ensureActive starts and enables a unit that is not active.
-func ensureActive(ctx context.Context, h remote.Host, unit string) (bool, error) {
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "is-active", unit}, OKExit: []int{1, 2, 3, 4}, Idempotent: true})
-	if err != nil {
-		return false, err
-	}
-	if out.ExitCode == 0 {
-		return false, nil
-	}
-	_, err = h.Run(ctx, sudo("systemctl", "enable", "--now", unit))
-	return err == nil, err
-}
-
-// writeProxyDropIn makes the proxy drop-in match p (absent when p is nil).
-func writeProxyDropIn(ctx context.Context, h remote.Host, p *Proxy) (bool, error) {
-	if p == nil {
-		out, err := h.Run(ctx, remote.Cmd{Args: []string{"test", "-e", ProxyDropIn}, OKExit: []int{1}, Sudo: true, Idempotent: true})
-		if err != nil || out.ExitCode != 0 {
-			return false, err
-		}
-		_, err = h.Run(ctx, sudo("rm", "-f", ProxyDropIn))
-		return err == nil, err
-	}
-	return h.WriteFile(ctx, ProxyDropIn, strings.NewReader(proxyDropIn(p)), remote.FileOptions{Mode: 0o600, Owner: "root", Group: "root", Sudo: true})
 }
 
 // proxyDropIn renders the drop-in. Values were validated to hold no
@@ -159,25 +114,6 @@ func proxyDropIn(p *Proxy) string {
 	env("HTTPS_PROXY", p.HTTPSProxy.Reveal())
 	env("NO_PROXY", p.NoProxy)
 	return b.String()
-}
-
-// waitDocker waits until the daemon answers.
-func waitDocker(ctx context.Context, h remote.Host, wait time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	var last error
-	for {
-		_, err := h.Run(ctx, sudo("docker", "version", "--format", "{{.Server.Version}}"))
-		if err == nil {
-			return nil
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("the Docker daemon did not answer within %s: %w", wait, last)
-		case <-time.After(time.Second):
-		}
-	}
 }
 
 // imageID returns the ID of a local image, or "" when it is absent.
@@ -222,9 +158,7 @@ type RunOptions struct {
 func (o RunOptions) withDefaults() RunOptions {
 	o.Image = cmp.Or(o.Image, DefaultImage)
 	o.DataDir = cmp.Or(o.DataDir, DefaultDataDir)
-	if o.Port == 0 {
-		o.Port = DefaultPort
-	}
+	o.Port = cmp.Or(o.Port, DefaultPort)
 	return o
 }
 
@@ -324,29 +258,23 @@ func lastLine(s string) string {
 
 // WaitHealthy waits until the registry answers `GET /v2/` with 200 at
 // http://addr:port, asking from the VM itself (the VNFM may have no route
-// to the registry's port), for at most wait (1 minute when 0).
+// to the registry's port), for at most wait (1 minute when 0). Its error
+// is a [*system.WaitError] naming the URL and the last answer.
 func WaitHealthy(ctx context.Context, h remote.Host, addr string, port int, wait time.Duration) error {
-	url := fmt.Sprintf("http://%s/v2/", net.JoinHostPort(addr, strconv.Itoa(port)))
-	ctx, cancel := context.WithTimeout(ctx, cmp.Or(wait, time.Minute))
-	defer cancel()
-	var last string
-	for {
-		out, err := h.Run(ctx, remote.Cmd{Args: []string{"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", url}, OKExit: []int{6, 7, 28, 52, 56}, Idempotent: true})
-		if err == nil && strings.TrimSpace(string(out.Stdout)) == "200" {
-			return nil
-		}
+	url := "http://" + net.JoinHostPort(addr, strconv.Itoa(port)) + "/v2/"
+	// curl(1) EXIT CODES: 6 cannot resolve, 7 cannot connect, 28 timeout,
+	// 52 empty reply, 56 failure receiving: "not yet", not failures.
+	curl := remote.Cmd{Args: []string{"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", url}, OKExit: []int{6, 7, 28, 52, 56}, Idempotent: true}
+	return system.Wait(ctx, "the registry at "+url+" to become healthy", cmp.Or(wait, time.Minute), time.Second, func(ctx context.Context) (bool, error) {
+		out, err := h.Run(ctx, curl)
 		switch {
 		case err != nil:
-			last = err.Error()
+			return false, err
 		case out.ExitCode != 0:
-			last = strings.TrimSpace(string(out.Stderr))
-		default:
-			last = "HTTP " + strings.TrimSpace(string(out.Stdout))
+			return false, errors.New(strings.TrimSpace(string(out.Stderr)))
+		case strings.TrimSpace(string(out.Stdout)) != "200":
+			return false, errors.New("HTTP " + strings.TrimSpace(string(out.Stdout)))
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("the registry at %s did not become healthy: %s", url, last)
-		case <-time.After(time.Second):
-		}
-	}
+		return true, nil
+	})
 }

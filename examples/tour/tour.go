@@ -17,6 +17,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // tour runs scenarios against one simulated cloud and reports on them.
@@ -393,7 +394,7 @@ func (t *tour) checkNodes(ctx context.Context, nodes []lcm.Node, logins plumbing
 			return lcm.Unchanged, err
 		}
 		defer h.Close()
-		osr, err := remote.ReadOSRelease(ctx, h)
+		osr, err := system.ReadOSRelease(ctx, h)
 		if err != nil {
 			return lcm.Unchanged, err
 		}

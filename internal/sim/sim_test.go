@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/samples"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // The groups of the samples' parameters.
@@ -101,7 +102,7 @@ func TestEveryNodeAnswersAtTheAddressHeatReports(t *testing.T) {
 		if got := w.run(h, "hostname"); got != host.SSH.Hostname() {
 			t.Errorf("%s: hostname %q, want %q", n, got, host.SSH.Hostname())
 		}
-		osr, err := remote.ReadOSRelease(w.ctx, h)
+		osr, err := system.ReadOSRelease(w.ctx, h)
 		if err != nil || osr.ID() != "ubuntu" || osr.VersionID() != "22.04" {
 			t.Errorf("%s: os-release %v, %v", n, osr, err)
 		}

@@ -143,6 +143,24 @@ func (a *aptRun) lock(lists bool) bool {
 		errf(p, "%s", what)
 		return false
 	}
+	if wait := m.lockRemaining(); wait > 0 {
+		// HoldDpkgLockFor: apt-get update takes the lists lock without
+		// waiting; the dpkg lock is waited for up to DPkg::Lock::Timeout.
+		if lists || a.timeout <= 0 {
+			return fail(unattendedUpgrades)
+		}
+		errf(p, "Waiting for cache lock: Could not get lock %s. It is held by process %s...", file, unattendedUpgrades)
+		t := time.NewTimer(min(wait, a.timeout))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-a.ctx.Done():
+			return false
+		}
+		if m.lockRemaining() > 0 {
+			return fail(unattendedUpgrades)
+		}
+	}
 	m.mu.Lock()
 	held := m.lockHeldFor > 0
 	if held && a.timeout > 0 {
@@ -817,6 +835,13 @@ func aptMarkTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 		}
 		if !isRoot(p) {
 			errf(p, "dpkg: error: requested operation requires superuser privilege")
+			errf(p, "E: Executing dpkg failed. Are you root?")
+			return 100
+		}
+		if m.lockRemaining() > 0 {
+			errf(p, "dpkg: error: dpkg frontend lock was locked by another process with pid 2425")
+			errf(p, "Note: removing the lock file is always wrong, and can end up damaging the")
+			errf(p, "locked area and the entire system. See <https://wiki.debian.org/Teams/Dpkg/FAQ#db-lock>.")
 			errf(p, "E: Executing dpkg failed. Are you root?")
 			return 100
 		}

@@ -54,6 +54,10 @@ func DefaultCatalog() *Catalog {
 			"/usr/sbin/mkfs.ext3": mke2fsTool, "/usr/sbin/mkfs.ext4": mke2fsTool,
 		}),
 		tools(base("coreutils", "8.32-4.1ubuntu1.1"), map[string]Tool{"/usr/bin/df": dfTool, "/usr/bin/arch": archTool}),
+		// kmod's and procps's programs (Ubuntu 22.04 ships modprobe and
+		// sysctl in /usr/sbin, lsmod in /usr/bin).
+		tools(base("kmod", "29-1ubuntu1"), map[string]Tool{"/usr/sbin/modprobe": modprobeTool, "/usr/bin/lsmod": lsmodTool}),
+		tools(base("procps", "2:3.3.17-6ubuntu2.1"), map[string]Tool{"/usr/sbin/sysctl": sysctlTool}),
 		tools(base("lsb-release", "11.1.0ubuntu4"), map[string]Tool{"/usr/bin/lsb_release": lsbReleaseTool}),
 		base("bash", "5.1-6ubuntu1.1"),
 		base("sudo", "1.9.9-1ubuntu2.4"),

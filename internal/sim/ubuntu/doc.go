@@ -62,6 +62,14 @@
 //     and survive umount, remount and attachment to another machine, and
 //     mkfs wipes them. Programs and SFTP see the mounted files, because the
 //     machine moves them into its filesystem on mount and back on umount.
+//   - The kernel: modules (modprobe [-a] [--dry-run], lsmod,
+//     /proc/modules; br_netfilter brings the net.bridge.* sysctls) and
+//     parameters (sysctl KEY, -n, -e, -w, -p FILE, --system; /proc/sys),
+//     root only for changes, as kmod and procps-ng behave. A
+//     [Machine.Reboot] unloads every module and resets the parameters,
+//     then applies modules-load.d and sysctl.d as systemd does at boot.
+//     [Machine.HoldDpkgLockFor] holds the dpkg and lists locks for a
+//     while, so that a step's lock timeout and retries can be tested.
 //   - lsb_release, arch and, on arm64, uname report the release and the
 //     architecture.
 //   - The login PATH of SSH sessions ([LoginPath]): OpenSSH's default user

@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
@@ -58,8 +59,8 @@ func dpkgTool(ctx context.Context, m *Machine, p *sshtest.Process) int {
 // --configure -a), running their OnInstall hooks and units again.
 func (m *Machine) dpkgConfigurePending(p *sshtest.Process) int {
 	m.mu.Lock()
-	held := m.lockHeldFor > 0
-	if held {
+	held := m.lockHeldFor > 0 || time.Now().Before(m.lockHeldUntil)
+	if m.lockHeldFor > 0 {
 		m.lockHeldFor--
 	}
 	m.mu.Unlock()

@@ -81,7 +81,7 @@ func (m *Machine) writeImage(manage ManageEtcHosts) error {
 		"/etc/apt/sources.list.d", "/etc/apt/trusted.gpg.d", "/etc/apt/keyrings", "/etc/apt/apt.conf.d",
 		"/etc/apt/preferences.d", "/var/lib/dpkg/info", "/var/lib/dpkg/updates", "/var/lib/apt/lists/partial",
 		"/var/cache/apt/archives/partial", "/usr/lib/systemd/system", "/etc/systemd/system/multi-user.target.wants",
-		"/run/systemd/system", "/boot/efi", "/mnt", "/media", "/srv", "/opt", "/proc", "/sys", "/usr/share/keyrings",
+		"/run/systemd/system", "/etc/sysctl.d", "/etc/modules-load.d", "/boot/efi", "/mnt", "/media", "/srv", "/opt", "/proc", "/sys", "/usr/share/keyrings",
 	} {
 		try(f.MkdirAll(dir, 0o755))
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
@@ -64,7 +65,9 @@ type Machine struct {
 	lists         map[string]bool // repositories whose lists apt-get update fetched ("" is the Ubuntu archive)
 	listsFetched  bool
 	aptUpdates    int
-	lockHeldFor   int // invocations that will still find the lock held by unattended-upgrades
+	lockHeldFor   int       // invocations that will still find the lock held by unattended-upgrades
+	lockHeldUntil time.Time // HoldDpkgLockFor: unattended-upgrades holds the locks until then
+	kernel        kernelState
 	units         map[string]*unitState
 	daemonReloads int
 	disks         map[string]*Disk
@@ -133,6 +136,7 @@ func Install(srv *sshtest.Server, opts Options) *Machine {
 		ext:       map[any]any{},
 		nextPID:   3150,
 		rootParts: newRootParts(),
+		kernel:    newKernelState(),
 	}
 	m.dpkgLock <- struct{}{}
 	if err := m.writeImage(opts.ManageEtcHosts); err != nil {
@@ -141,6 +145,9 @@ func Install(srv *sshtest.Server, opts Options) *Machine {
 	if err := m.SetLoginPath(opts.LoginPath); err != nil {
 		panic(err.Error())
 	}
+	m.mu.Lock()
+	m.writeProcKernelLocked()
+	m.mu.Unlock()
 	if m.arch != "amd64" {
 		// sshtest's uname answers x86_64.
 		m.handle("/usr/bin/uname", m.tool(unameTool))
@@ -258,6 +265,34 @@ func (m *Machine) HoldDpkgLock(attempts int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.lockHeldFor = attempts
+}
+
+// HoldDpkgLockFor makes unattended-upgrades hold the dpkg frontend lock
+// and the package lists lock for d from now, as it does for minutes after
+// a VM boots. Meanwhile apt-get install (and remove, upgrade) fails at
+// once with "E: Could not get lock /var/lib/dpkg/lock-frontend. It is
+// held by process 2425 (unattended-upgr)" and exit status 100, or, given
+// -o DPkg::Lock::Timeout=N, prints "Waiting for cache lock: ..." and
+// waits up to N seconds for the lock (apt-pkg/deb/debsystem.cc,
+// debSystem::Lock), failing the same way if it is still held then;
+// apt-get update fails at once whatever its options, since the lists lock
+// is taken without waiting (apt-pkg/acquire.cc, pkgAcquire::GetLock:
+// "Unable to lock directory /var/lib/apt/lists/"); apt-mark hold fails as
+// its `dpkg --set-selections` does ("dpkg: error: dpkg frontend lock was
+// locked by another process with pid 2425", then apt-mark's "E: Executing
+// dpkg failed. Are you root?", cmdline/apt-mark.cc) and dpkg
+// --configure -a with status 2.
+func (m *Machine) HoldDpkgLockFor(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.lockHeldUntil = time.Now().Add(d)
+}
+
+// lockHeldFor returns how much longer HoldDpkgLockFor holds the locks.
+func (m *Machine) lockRemaining() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return time.Until(m.lockHeldUntil)
 }
 
 // AptUpdates returns how many times apt-get update succeeded.

@@ -55,6 +55,9 @@ func (m *Machine) Reboot() error {
 		}
 	}
 	m.clearDirLocked("/tmp")
+	// The kernel starts afresh: systemd-modules-load and systemd-sysctl
+	// apply their configuration directories.
+	m.kernelBootLocked()
 	m.mu.Unlock()
 
 	// Boot: local and network filesystems, then services.

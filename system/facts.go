@@ -1,4 +1,4 @@
-package remote
+package system
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/mgmtkit/mgmtkit/remote"
 )
 
 // OSRelease is the content of a host's /etc/os-release (os-release(5)):
@@ -30,10 +32,10 @@ func (r OSRelease) String() string {
 // ReadOSRelease reads and parses /etc/os-release (falling back to
 // /usr/lib/os-release, as os-release(5) says): which distribution a host
 // runs, for steps whose commands or paths depend on it.
-func ReadOSRelease(ctx context.Context, h Host) (OSRelease, error) {
+func ReadOSRelease(ctx context.Context, h remote.Host) (OSRelease, error) {
 	var firstErr error
 	for _, f := range []string{"/etc/os-release", "/usr/lib/os-release"} {
-		b, err := h.ReadFile(ctx, f, FileOptions{})
+		b, err := h.ReadFile(ctx, f, remote.FileOptions{})
 		if err == nil {
 			return ParseOSRelease(b)
 		}
@@ -41,7 +43,7 @@ func ReadOSRelease(ctx context.Context, h Host) (OSRelease, error) {
 			firstErr = err
 		}
 	}
-	return nil, fmt.Errorf("remote: %s: reading os-release: %w", h.Name(), firstErr)
+	return nil, fmt.Errorf("system: %s: reading os-release: %w", h.Name(), firstErr)
 }
 
 // ParseOSRelease parses os-release(5) content: KEY=value lines, values
@@ -56,7 +58,7 @@ func ParseOSRelease(b []byte) (OSRelease, error) {
 		}
 		key, val, ok := strings.Cut(line, "=")
 		if !ok || key == "" {
-			return nil, fmt.Errorf("remote: os-release line %d: %q is not KEY=value", n, line)
+			return nil, fmt.Errorf("system: os-release line %d: %q is not KEY=value", n, line)
 		}
 		if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[len(val)-1] == val[0] {
 			if val[0] == '"' {
@@ -72,4 +74,43 @@ func ParseOSRelease(b []byte) (OSRelease, error) {
 		r[key] = val
 	}
 	return r, sc.Err()
+}
+
+// archScript prints the Debian architecture: dpkg's own answer where dpkg
+// exists, else the kernel's machine name for Architecture to translate.
+const archScript = `if command -v dpkg >/dev/null 2>&1; then dpkg --print-architecture; else uname -m; fi`
+
+// unameArch maps `uname -m` names to Debian architecture names, for hosts
+// without dpkg. The pairs are Debian's (https://wiki.debian.org/ArchitectureSpecificsMemo,
+// "Summary" table; dpkg's data/cputable).
+var unameArch = map[string]string{
+	"x86_64":  "amd64",
+	"aarch64": "arm64",
+	"arm64":   "arm64",
+	"armv7l":  "armhf",
+	"i386":    "i386",
+	"i686":    "i386",
+	"ppc64le": "ppc64el",
+	"s390x":   "s390x",
+	"riscv64": "riscv64",
+}
+
+// Architecture returns h's architecture as Debian names it ("amd64",
+// "arm64", ...): `dpkg --print-architecture` where dpkg exists, otherwise
+// `uname -m` translated ("x86_64" → "amd64", "aarch64" → "arm64"). Steps
+// use it to pick a download (a binary release, an image) for the host.
+// One command.
+func Architecture(ctx context.Context, h remote.Host) (string, error) {
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"sh", "-c", archScript}, Idempotent: true})
+	if err != nil {
+		return "", err
+	}
+	a := strings.TrimSpace(string(out.Stdout))
+	if d, ok := unameArch[a]; ok {
+		a = d
+	}
+	if a == "" || strings.ContainsAny(a, " \t\n") {
+		return "", fmt.Errorf("system: %s: unexpected architecture %q", h.Name(), out.Stdout)
+	}
+	return a, nil
 }

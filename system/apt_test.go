@@ -1,0 +1,134 @@
+package system_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
+)
+
+func install(opts system.PackagesOptions) func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+	return func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+		return system.InstallPackages(ctx, h, opts)
+	}
+}
+
+func TestInstallPackagesConverges(t *testing.T) {
+	v := newVM(t, ubuntu.Options{})
+	opts := system.PackagesOptions{Packages: []string{"jq", "socat=1.7.4.1-3ubuntu4", "curl"}}
+	res, cmds, err := v.step(install(opts))
+	if err != nil || !res.Changed {
+		t.Fatalf("fresh host: %v, %v", res, err)
+	}
+	// dpkg-query, apt-get update, apt-get install, apt-mark hold.
+	if len(cmds) != 4 || count(cmds, "apt-get update") != 1 || count(cmds, "DEBIAN_FRONTEND=noninteractive") != 2 || count(cmds, "DPkg::Lock::Timeout=300") != 2 {
+		t.Errorf("fresh host ran %d commands:\n%s", len(cmds), strings.Join(cmds, "\n"))
+	}
+	if !v.Installed("jq") || v.Version("socat") != "1.7.4.1-3ubuntu4" || !v.Held("socat") || v.Held("jq") || v.Held("curl") {
+		t.Errorf("packages %v; socat held %v, jq held %v", v.Packages(), v.Held("socat"), v.Held("jq"))
+	}
+	if v.AptUpdates() != 1 {
+		t.Errorf("%d apt-get updates", v.AptUpdates())
+	}
+	res, cmds, err = v.step(install(opts))
+	if err != nil || res.Changed || len(cmds) != 1 {
+		t.Errorf("converged host: %v, %v, %d commands: %q", res, err, len(cmds), cmds)
+	}
+	if v.AptUpdates() != 1 {
+		t.Errorf("the second run ran apt-get update")
+	}
+}
+
+func TestAPinnedPackageAtItsVersionIsOnlyHeld(t *testing.T) {
+	v := newVM(t, ubuntu.Options{Packages: []string{"socat"}})
+	res, cmds, err := v.step(install(system.PackagesOptions{Packages: []string{"socat=1.7.4.1-3ubuntu4"}}))
+	if err != nil || res.Detail != "held socat" || len(cmds) != 2 || count(cmds, "apt-mark") != 1 {
+		t.Errorf("%v, %v, commands %q", res, err, cmds)
+	}
+	if !v.Held("socat") || v.AptUpdates() != 0 {
+		t.Errorf("held %v, %d apt-get updates", v.Held("socat"), v.AptUpdates())
+	}
+}
+
+func TestInstallPackagesWaitsOutTheLock(t *testing.T) {
+	v := newVM(t, ubuntu.Options{})
+	v.HoldDpkgLockFor(1500 * time.Millisecond)
+	res, cmds, err := v.step(install(system.PackagesOptions{Packages: []string{"jq"}, LockTimeout: 30 * time.Second}))
+	if err != nil || !res.Changed || !v.Installed("jq") {
+		t.Fatalf("%v, %v, jq installed %v", res, err, v.Installed("jq"))
+	}
+	// apt-get update does not wait for the lists lock: retried.
+	if n := count(cmds, "apt-get update"); n < 2 {
+		t.Errorf("apt-get update ran %d times, want retries:\n%s", n, strings.Join(cmds, "\n"))
+	}
+}
+
+func TestInstallPackagesGivesUpOnALockHeldTooLong(t *testing.T) {
+	v := newVM(t, ubuntu.Options{})
+	v.HoldDpkgLockFor(time.Minute)
+	start := time.Now()
+	_, _, err := v.step(install(system.PackagesOptions{Packages: []string{"jq"}, LockTimeout: 2 * time.Second}))
+	if !system.IsLockError(err) || !strings.Contains(err.Error(), "lock was still held after 2s") || !strings.Contains(err.Error(), "unattended-upgr") {
+		t.Errorf("err = %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("gave up after %s", d)
+	}
+	if v.Installed("jq") {
+		t.Error("installed under a held lock")
+	}
+}
+
+func TestInstallPackagesDoesNotRetryOtherFailures(t *testing.T) {
+	c := ubuntu.DefaultCatalog()
+	c.Add(ubuntu.Package{Name: "flaky", Version: "1.0", OnInstall: func(*ubuntu.Machine) error {
+		return errors.New("postinst: cannot create /var/lib/flaky")
+	}})
+	v := newVM(t, ubuntu.Options{Catalog: c})
+	_, cmds, err := v.step(install(system.PackagesOptions{Packages: []string{"flaky"}}))
+	var ce *remote.CommandError
+	if !errors.As(err, &ce) || system.IsLockError(err) || !strings.Contains(err.Error(), "Sub-process /usr/bin/dpkg returned an error code (1)") {
+		t.Errorf("err = %v", err)
+	}
+	if n := count(cmds, "apt-get install"); n != 1 {
+		t.Errorf("apt-get install ran %d times", n)
+	}
+	_, cmds, err = v.step(install(system.PackagesOptions{Packages: []string{"nosuch"}}))
+	if err == nil || !strings.Contains(err.Error(), "Unable to locate package nosuch") || count(cmds, "apt-get install") != 1 {
+		t.Errorf("unknown package: %v after %q", err, cmds)
+	}
+}
+
+func TestInstallPackagesRefusesBadInputBeforeRunning(t *testing.T) {
+	v := newVM(t, ubuntu.Options{})
+	for _, tt := range []struct {
+		pkgs []string
+		want string
+	}{
+		{[]string{"jq", "-oAPT::X=1"}, `Packages[1]: "-oAPT::X" is not a Debian package name`},
+		{[]string{"Docker"}, `Packages[0]: "Docker" is not a Debian package name`},
+		{[]string{"jq=1.6;rm"}, `Packages[0]: version "1.6;rm"`},
+		{[]string{"jq="}, `Packages[0]: "jq=": the version after '=' is empty`},
+		{[]string{"jq=a:1"}, `the epoch before ':' must be an unsigned integer`},
+		{[]string{"jq", "jq=1.6-2"}, "Packages[1]: package jq is listed twice"},
+		{nil, "Packages: no package to install"},
+	} {
+		_, cmds, err := v.step(install(system.PackagesOptions{Packages: tt.pkgs}))
+		paramsError(t, err, tt.want)
+		if len(cmds) != 0 {
+			t.Errorf("%q: %d commands ran", tt.pkgs, len(cmds))
+		}
+	}
+	// Versions Debian policy allows.
+	for _, ok := range []string{"1:8.9p1-3ubuntu0.6", "2.35-0ubuntu3.6", "1.0~rc1+dfsg", "20230311ubuntu0.22.04.1", "1.26.3-1.1"} {
+		if _, _, err := v.step(install(system.PackagesOptions{Packages: []string{"jq=" + ok}})); errors.As(err, new(*lcm.ParamsError)) {
+			t.Errorf("version %s refused: %v", ok, err)
+		}
+	}
+}
