@@ -43,7 +43,7 @@ type DockerOptions struct {
 	// Proxy, when set, is written into a systemd drop-in for docker.service
 	// (root-only, since its URLs may hold credentials); when nil, a drop-in
 	// an earlier run wrote is removed.
-	Proxy *Proxy
+	Proxy *system.Proxy
 	// Package is the apt package to install; [DockerPackage] by default.
 	Package string
 	// Wait bounds how long to wait for the daemon to answer; 2 minutes by
@@ -102,7 +102,7 @@ func result(did []string) lcm.Result {
 // proxyDropIn renders the drop-in. Values were validated to hold no
 // quotes, backslashes or white space; '%' is systemd's specifier
 // character and is doubled.
-func proxyDropIn(p *Proxy) string {
+func proxyDropIn(p *system.Proxy) string {
 	var b strings.Builder
 	b.WriteString("# Managed by mgmtkit: Docker's proxy.\n[Service]\n")
 	env := func(k, v string) {

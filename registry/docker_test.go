@@ -7,6 +7,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // InstallDocker's command counts. Before package system: 6 fresh
@@ -62,7 +63,7 @@ func TestInstallDockerCommandCounts(t *testing.T) {
 func TestInstallDockerRestartsOnlyForANewProxy(t *testing.T) {
 	n := newNode(t)
 	d := n.host.Machine.Service("docker")
-	proxy := &registry.Proxy{HTTPProxy: remote.NewSecret("http://proxy.example.com:3128"), NoProxy: "localhost"}
+	proxy := &system.Proxy{HTTPProxy: remote.NewSecret("http://proxy.example.com:3128"), NoProxy: "localhost"}
 	changed, _ := n.installDocker(registry.DockerOptions{Proxy: proxy})
 	after := n.host.Machine.Service("docker")
 	if !changed || after.Restarts != d.Restarts+1 || containers.Docker(n.host.Machine).Config().HTTPProxy != "http://proxy.example.com:3128" {

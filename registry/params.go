@@ -15,6 +15,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // Top-level additionalParams keys this package reads.
@@ -49,7 +50,7 @@ type InstallParams struct {
 	// absent. A number or a decimal string.
 	PortNo lcm.Int `json:"port_no"`
 	// Proxy is the HTTP proxy Docker uses to reach Docker Hub.
-	Proxy *Proxy `json:"proxy"`
+	Proxy *system.Proxy `json:"proxy"`
 }
 
 // Port returns port_no, or [DefaultPort].
@@ -84,45 +85,6 @@ func (p *InstallParams) Validate(v *lcm.Validator) {
 		v.At("port_no").Errorf("must be a TCP port, 1 to 65535, got %d", p.PortNo)
 	}
 }
-
-// Proxy is the proxy block of the parameters. Its URLs may hold
-// credentials, so they are secrets: they reach the VM only inside a
-// root-only systemd drop-in, never in argv or logs.
-type Proxy struct {
-	HTTPProxy  remote.Secret `json:"http_proxy"`
-	HTTPSProxy remote.Secret `json:"https_proxy"`
-	NoProxy    string        `json:"no_proxy"`
-}
-
-// Validate checks that the URLs are http(s) URLs with a host and hold
-// nothing that could break out of a systemd Environment= value.
-func (p *Proxy) Validate(v *lcm.Validator) {
-	check := func(field string, s remote.Secret) {
-		val := s.Reveal()
-		if val == "" {
-			return
-		}
-		// Never echo the value: it may carry a password.
-		if strings.ContainsAny(val, "\"\\ \t\r\n'`$") || strings.ContainsFunc(val, isControl) {
-			v.At(field).Errorf("must be a URL without quotes, backslashes, white space or control characters")
-			return
-		}
-		scheme, rest, ok := strings.Cut(val, "://")
-		if !ok || (scheme != "http" && scheme != "https") || rest == "" || strings.HasPrefix(rest, "@") || strings.HasPrefix(rest, "/") {
-			v.At(field).Errorf("must be an http:// or https:// URL with a host")
-		}
-	}
-	check("http_proxy", p.HTTPProxy)
-	check("https_proxy", p.HTTPSProxy)
-	if strings.ContainsAny(p.NoProxy, "\"\\ \t\r\n'`$") || strings.ContainsFunc(p.NoProxy, isControl) {
-		v.At("no_proxy").Errorf("must be a comma-separated list of hosts, domains and CIDRs, got %q", p.NoProxy)
-	}
-	if p.HTTPProxy.IsZero() && p.HTTPSProxy.IsZero() {
-		v.Errorf("needs http_proxy or https_proxy")
-	}
-}
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // TrustParams is this package's part of k8s_cluster_installation_param.
 // A Kubernetes cluster driver embeds it in its own parameter struct, so

@@ -181,14 +181,14 @@ func TestBadInstallParameters(t *testing.T) {
 		})
 	}
 	p, err := DecodeInstallParams(json.RawMessage(`{"`+InstallParamKey+`": {"ssh_cp_name": "CP1", "ssh_username": "u", "ssh_password": "pw", "port_no": 5001,
-		"proxy": {"http_proxy": "http://user1:pass%word1@proxy:3128", "no_proxy": "localhost,10.0.0.0/8"}}}`), nil)
+		"proxy": {"http_proxy": "http://user1:pass%25word1@proxy:3128", "no_proxy": "localhost,10.0.0.0/8"}}}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Port() != 5001 {
 		t.Errorf("port %d", p.Port())
 	}
-	if got := proxyDropIn(p.Proxy); !strings.Contains(got, `Environment="HTTP_PROXY=http://user1:pass%%word1@proxy:3128"`) || !strings.Contains(got, `Environment="NO_PROXY=localhost,10.0.0.0/8"`) || strings.Contains(got, "HTTPS_PROXY") {
+	if got := proxyDropIn(p.Proxy); !strings.Contains(got, `Environment="HTTP_PROXY=http://user1:pass%%25word1@proxy:3128"`) || !strings.Contains(got, `Environment="NO_PROXY=localhost,10.0.0.0/8"`) || strings.Contains(got, "HTTPS_PROXY") {
 		t.Errorf("drop-in:\n%s", got)
 	}
 }
