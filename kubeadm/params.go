@@ -329,9 +329,7 @@ func (p *NodeParams) Validate(v *lcm.Validator) {
 	heat.ValidateResourceName(v, "nic_cp_name", p.NICCPName)
 	heat.ValidateResourceName(v, "cluster_cp_name", p.ClusterCPName)
 	heat.ValidateResourceName(v, "cluster_fip_name", p.ClusterFIPName)
-	if p.Username != "" && !validUsername(p.Username) {
-		v.At("username").Errorf("must be a Unix user name (letters, digits, '.', '_', '-'; at most 32; not starting with '-'), got %q", p.Username)
-	}
+	v.Username("username", p.Username)
 	p.PodCIDR = p.PodCIDR.Masked()
 	p.ClusterCIDR = p.ClusterCIDR.Masked()
 }
@@ -408,8 +406,8 @@ func (c CredentialOverrides) Apply(p ClusterParams) (ClusterParams, error) {
 			add(userKey, "is required when "+passKey+" is given")
 		case pass.IsZero():
 			add(passKey, "is required when "+userKey+" is given")
-		case !validUsername(user):
-			add(userKey, "must be a Unix user name (letters, digits, '.', '_', '-'; at most 32; not starting with '-'), got "+strconv.Quote(clip(user)))
+		case !lcm.IsUsername(user):
+			add(userKey, "must be a user name (at most 32 of A-Z a-z 0-9 . _ -, not starting with '-'), got "+strconv.Quote(clip(user)))
 		default:
 			return true
 		}
@@ -439,21 +437,6 @@ func clip(s string) string {
 		return s
 	}
 	return s[:100] + "…"
-}
-
-// validUsername accepts what useradd accepts by default (NAME_REGEX in
-// adduser.conf is stricter; shadow's is_valid_user_name): letters,
-// digits, '.', '_' and '-', not starting with '-', at most 32 bytes.
-func validUsername(s string) bool {
-	if s == "" || len(s) > 32 || s[0] == '-' {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-", r)) {
-			return false
-		}
-	}
-	return true
 }
 
 // Credentials returns the SSH login of each node role: master_node's for

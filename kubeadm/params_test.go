@@ -288,7 +288,7 @@ func TestClusterParamsFieldErrors(t *testing.T) {
 		{"empty username", map[string]any{"worker_node.username": ""}, []string{at + "worker_node.username: must not be empty"}},
 		{"missing password", map[string]any{"worker_node.password": nil}, []string{at + "worker_node.password: is required"}},
 		{"password not a string", map[string]any{"master_node.password": 1234}, []string{at + "master_node.password: expected a string, got a number"}},
-		{"bad username", map[string]any{"master_node.username": "-root"}, []string{at + `master_node.username: must be a Unix user name (letters, digits, '.', '_', '-'; at most 32; not starting with '-'), got "-root"`}},
+		{"bad username", map[string]any{"master_node.username": "-root"}, []string{at + `master_node.username: must be a user name (at most 32 of A-Z a-z 0-9 . _ -, not starting with '-'), got "-root"`}},
 		{"heat name", map[string]any{"master_node.aspect_id": "a/b"}, []string{at + `master_node.aspect_id: "a/b" must not contain "/": Heat resource names cannot`}},
 		{"not a CIDR", map[string]any{"master_node.pod_cidr": "10.244.0.0"}, []string{at + `master_node.pod_cidr: netip.ParsePrefix("10.244.0.0"): no '/'`}},
 		{"bad prefix length", map[string]any{"proxy.k8s_node_cidr": "10.0.0.0/33"}, []string{at + `proxy.k8s_node_cidr: netip.ParsePrefix("10.0.0.0/33"): prefix length out of range`}},
@@ -399,7 +399,7 @@ func TestCredentialOverrides(t *testing.T) {
 	}{
 		{kubeadm.CredentialOverrides{MasterNodeUsername: "u"}, stored, []string{"master_node_password: is required when master_node_username is given"}},
 		{kubeadm.CredentialOverrides{WorkerNodePassword: remote.NewSecret("p")}, stored, []string{"worker_node_username: is required when worker_node_password is given"}},
-		{kubeadm.CredentialOverrides{MasterNodeUsername: "a b", MasterNodePassword: remote.NewSecret("p")}, stored, []string{`master_node_username: must be a Unix user name (letters, digits, '.', '_', '-'; at most 32; not starting with '-'), got "a b"`}},
+		{kubeadm.CredentialOverrides{MasterNodeUsername: "a b", MasterNodePassword: remote.NewSecret("p")}, stored, []string{`master_node_username: must be a user name (at most 32 of A-Z a-z 0-9 . _ -, not starting with '-'), got "a b"`}},
 		{kubeadm.CredentialOverrides{WorkerNodeUsername: "u", WorkerNodePassword: remote.NewSecret("p")}, kubeadm.ClusterParams{MasterNode: stored.MasterNode}, []string{"worker_node_username: is for worker_node, which the cluster's parameters do not have"}},
 	} {
 		_, err := tt.c.Apply(tt.p)

@@ -18,15 +18,18 @@ import (
 // [Validator.Required]. It records a problem at field and returns false
 // when the name is not valid.
 func (v *Validator) Username(field, value string) bool {
-	if value == "" || validUsername(value) {
+	if value == "" || IsUsername(value) {
 		return true
 	}
 	v.At(field).Errorf("must be a user name (at most 32 of A-Z a-z 0-9 . _ -, not starting with '-'), got %q", value)
 	return false
 }
 
-func validUsername(s string) bool {
-	if len(s) > 32 || s[0] == '-' {
+// IsUsername reports whether s is a user name useradd accepts by default
+// (shadow's is_valid_user_name; adduser.conf's NAME_REGEX is stricter):
+// 1 to 32 of A-Z a-z 0-9 . _ -, not starting with '-'.
+func IsUsername(s string) bool {
+	if s == "" || len(s) > 32 || s[0] == '-' {
 		return false
 	}
 	return !strings.ContainsFunc(s, func(r rune) bool { return !portableRune(r) })

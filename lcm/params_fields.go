@@ -38,26 +38,14 @@ func collectFields(t reflect.Type, index []int) []fieldInfo {
 	var direct, promoted []fieldInfo
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" && !strings.HasPrefix(f.Tag.Get("json"), "-,") {
+		name, inline, ok := jsonField(f)
+		if !ok {
 			continue
 		}
 		idx := append(slices.Clone(index), i)
-		if f.Anonymous && name == "" {
-			et := f.Type
-			if et.Kind() == reflect.Pointer {
-				et = et.Elem()
-			}
-			if et.Kind() == reflect.Struct && (f.IsExported() || f.Type.Kind() == reflect.Struct) {
-				promoted = append(promoted, collectFields(et, idx)...)
-				continue
-			}
-		}
-		if !f.IsExported() {
+		if inline != nil {
+			promoted = append(promoted, collectFields(inline, idx)...)
 			continue
-		}
-		if name == "" {
-			name = f.Name
 		}
 		opts, _ := parseParamsTag(f.Tag.Get("params")) // checkType reported errors
 		fi := fieldInfo{name: name, index: idx, required: opts.required, nonEmpty: opts.nonEmpty}
@@ -108,27 +96,42 @@ func ambiguousKey(t reflect.Type) (key, a, b string) {
 func allFields(t reflect.Type, index []int) []fieldInfo {
 	var fs []fieldInfo
 	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" && !strings.HasPrefix(f.Tag.Get("json"), "-,") {
+		name, inline, ok := jsonField(t.Field(i))
+		if !ok {
 			continue
 		}
 		idx := append(slices.Clone(index), i)
-		if f.Anonymous && name == "" {
-			et := f.Type
-			if et.Kind() == reflect.Pointer {
-				et = et.Elem()
-			}
-			if et.Kind() == reflect.Struct && (f.IsExported() || f.Type.Kind() == reflect.Struct) {
-				fs = append(fs, allFields(et, idx)...)
-				continue
-			}
-		}
-		if f.IsExported() {
-			fs = append(fs, fieldInfo{name: cmp.Or(name, f.Name), index: idx})
+		if inline != nil {
+			fs = append(fs, allFields(inline, idx)...)
+		} else {
+			fs = append(fs, fieldInfo{name: name, index: idx})
 		}
 	}
 	return fs
+}
+
+// jsonField says how encoding/json sees the struct field f: ignored (ok
+// false: tagged "-", or unexported and not an embedded struct), flattened
+// (inline is the embedded struct type, its fields inline in the JSON), or
+// a member named name (its json tag name, or the Go name).
+func jsonField(f reflect.StructField) (name string, inline reflect.Type, ok bool) {
+	name, _, _ = strings.Cut(f.Tag.Get("json"), ",")
+	if name == "-" && !strings.HasPrefix(f.Tag.Get("json"), "-,") {
+		return "", nil, false
+	}
+	if f.Anonymous && name == "" {
+		et := f.Type
+		if et.Kind() == reflect.Pointer {
+			et = et.Elem()
+		}
+		if et.Kind() == reflect.Struct && (f.IsExported() || f.Type.Kind() == reflect.Struct) {
+			return "", et, true
+		}
+	}
+	if !f.IsExported() {
+		return "", nil, false
+	}
+	return cmp.Or(name, f.Name), nil, true
 }
 
 // goPath names the field at index below t, like "Part.MasterNode".
@@ -287,16 +290,9 @@ func (d *decoder) embeddedParts(t reflect.Type) [][]int {
 func collectParts(t reflect.Type, index []int) [][]int {
 	var parts [][]int
 	for i := range t.NumField() {
-		f := t.Field(i)
-		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); !f.Anonymous || name != "" {
-			continue // a named field: decoded and validated at its own path
-		}
-		et := f.Type
-		if et.Kind() == reflect.Pointer {
-			et = et.Elem()
-		}
-		if et.Kind() != reflect.Struct || !f.IsExported() && f.Type.Kind() != reflect.Struct {
-			continue // not flattened by collectFields (nor by encoding/json)
+		_, et, ok := jsonField(t.Field(i))
+		if !ok || et == nil {
+			continue // a member, decoded and validated at its own path, or ignored
 		}
 		idx := append(slices.Clone(index), i)
 		if !decodesItself(et) {

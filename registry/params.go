@@ -64,9 +64,7 @@ func (p InstallParams) Port() int {
 // Validate checks the parameters before anything runs.
 func (p *InstallParams) Validate(v *lcm.Validator) {
 	heat.ValidateResourceName(v, "ssh_cp_name", p.SSHCPName)
-	if p.SSHUsername != "" && !validUsername(p.SSHUsername) {
-		v.At("ssh_username").Errorf("must be a Unix user name, got %q", p.SSHUsername)
-	}
+	v.Username("ssh_username", p.SSHUsername)
 	if p.ImagePath != "" {
 		if resolved, ok := v.PackageFile("image_path", p.ImagePath); ok {
 			p.ImagePath = resolved
@@ -496,19 +494,6 @@ func validDNSName(s string) bool {
 			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
 				return false
 			}
-		}
-	}
-	return true
-}
-
-// validUsername accepts what useradd accepts by default.
-func validUsername(s string) bool {
-	if s == "" || len(s) > 32 || s[0] == '-' {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-", r)) {
-			return false
 		}
 	}
 	return true

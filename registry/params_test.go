@@ -159,7 +159,7 @@ func TestBadInstallParameters(t *testing.T) {
 		{"port", `{"ssh_cp_name": "CP1", "ssh_username": "ubuntu", "ssh_password": "pw", "port_no": "70000"}`, InstallParamKey + ".port_no: must be a TCP port"},
 		{"port string", `{"ssh_cp_name": "CP1", "ssh_username": "ubuntu", "ssh_password": "pw", "port_no": "five"}`, InstallParamKey + ".port_no:"},
 		{"no password", `{"ssh_cp_name": "CP1", "ssh_username": "ubuntu"}`, InstallParamKey + ".ssh_password: is required"},
-		{"bad user", `{"ssh_cp_name": "CP1", "ssh_username": "ubuntu;id", "ssh_password": "pw"}`, InstallParamKey + ".ssh_username: must be a Unix user name"},
+		{"bad user", `{"ssh_cp_name": "CP1", "ssh_username": "ubuntu;id", "ssh_password": "pw"}`, InstallParamKey + ".ssh_username: must be a user name"},
 		{"proxy newline", `{"ssh_cp_name": "CP1", "ssh_username": "u", "ssh_password": "pw", "proxy": {"http_proxy": "http://p:3128\nExecStart=/bin/evil"}}`,
 			InstallParamKey + ".proxy.http_proxy: must be a URL without quotes"},
 		{"proxy scheme", `{"ssh_cp_name": "CP1", "ssh_username": "u", "ssh_password": "pw", "proxy": {"https_proxy": "ftp://p"}}`,
