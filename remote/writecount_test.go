@@ -55,14 +55,9 @@ func writeOneByOne(ctx context.Context, h *remote.SSHHost, files []remote.FileWr
 // and as the login user. The commands are the probe and the commit; SFTP
 // transfers are not commands.
 func TestWriteCommandCounts(t *testing.T) {
-	// want[case][scenario]: commands for one file. WriteFile fixes the
-	// group and the mode of a file with the right content with a chown
-	// and a chmod, one command each.
-	want := map[string]map[string]int{
-		"WriteFile/seekable": {"fresh": 2, "converged": 1, "mode": 2, "owner+mode": 3, "content": 2},
-		"WriteFile/stream":   {"fresh": 2, "converged": 1, "mode": 2, "owner+mode": 3, "content": 2},
-		"WriteFiles":         {"fresh": 2, "converged": 1, "mode": 2, "owner+mode": 2, "content": 2},
-	}
+	// want[scenario]: commands for one file, the same for every case:
+	// WriteFile is WriteFiles for one file.
+	want := map[string]int{"fresh": 2, "converged": 1, "mode": 2, "owner+mode": 2, "content": 2}
 	for _, wc := range writeCases {
 		for _, sudo := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/sudo=%v", wc.name, sudo), func(t *testing.T) {
@@ -111,11 +106,7 @@ func TestWriteCommandCounts(t *testing.T) {
 					if changed[0] != s.changed {
 						t.Errorf("%s: changed %v, want %v", s.scenario, changed[0], s.changed)
 					}
-					w := want[wc.name][s.scenario]
-					if !sudo && s.scenario == "owner+mode" {
-						w = 2
-					}
-					if n != w {
+					if w := want[s.scenario]; n != w {
 						t.Errorf("%s: %d commands, want %d", s.scenario, n, w)
 					}
 					got, mode, uid, _ := fileState(t, srv, file)
