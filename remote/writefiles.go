@@ -127,7 +127,11 @@ func (h *SSHHost) write(ctx context.Context, ws []fileWrite) ([]bool, error) {
 		ws[i].start = offset(ws[i].content)
 	}
 	changed, lost, err := h.writeOnce(ctx, ws)
-	if lost && rewindAll(ws) {
+	rewound := lost
+	for i := range ws {
+		rewound = rewound && ws[i].rewind() == nil
+	}
+	if rewound {
 		h.log.Debug("connection lost while committing files; writing them again", "path", ws[0].path, "files", len(ws))
 		for i := range ws {
 			ws[i].attempt = attempt{}
@@ -179,18 +183,13 @@ func offset(r io.Reader) int64 {
 	return -1
 }
 
-// rewindAll seeks every content back to its start, and reports whether it
-// could.
-func rewindAll(ws []fileWrite) bool {
-	for _, w := range ws {
-		if w.start < 0 {
-			return false
-		}
-		if _, err := w.content.(io.Seeker).Seek(w.start, io.SeekStart); err != nil {
-			return false
-		}
+// rewind seeks the content back to its start.
+func (w *fileWrite) rewind() error {
+	if w.start < 0 {
+		return errors.New("the content cannot be read again")
 	}
-	return true
+	_, err := w.content.(io.Seeker).Seek(w.start, io.SeekStart)
+	return err
 }
 
 // writeOnce probes, plans, stages and commits ws once, and reports which
@@ -325,11 +324,8 @@ func (h *SSHHost) stageAll(ctx context.Context, ws []fileWrite) error {
 				writable[dir] = true
 			}
 			if w.tried {
-				if w.start < 0 {
-					return fmt.Errorf("%s: the sftp channel was lost while uploading %s, and the content cannot be read again", h.name, w.path)
-				}
-				if _, err := w.content.(io.Seeker).Seek(w.start, io.SeekStart); err != nil {
-					return fmt.Errorf("%s: rewinding the content for %s: %w", h.name, w.path, err)
+				if err := w.rewind(); err != nil {
+					return fmt.Errorf("%s: the sftp channel was lost while uploading %s: %w", h.name, w.path, err)
 				}
 			}
 			w.tried = true
