@@ -33,6 +33,8 @@
 //     constant memory, stages it, verifies its SHA-256 on the host and
 //     renames it into place, and does nothing (reporting unchanged) when the
 //     file already holds those bytes with the wanted mode and owner.
+//     [WriteFiles] does the same for several files with one probe and one
+//     commit; both run the same engine (plan, probe, stage, verify, commit).
 //     [EditBlock] maintains one BEGIN/END-marked block in a line file such
 //     as /etc/hosts.
 //

@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -52,14 +53,7 @@ func TestWriteFilesInThreeRoundTrips(t *testing.T) {
 			t.Errorf("%s: %q %v uid %d gid %d, %v", f.Path, got, fi.Mode(), uid, gid, err)
 		}
 	}
-	// Nothing left in the staging directory.
-	entries, _ := srv.FS().ReadDir("/home/ubuntu")
-	staged, _ := srv.FS().ReadDir("/home/ubuntu/.mgmtkit-staging")
-	for _, e := range append(entries, staged...) {
-		if strings.Contains(e.Name(), "mgmtkit") && e.Name() != ".mgmtkit-staging" {
-			t.Errorf("staged file left behind: %s", e.Name())
-		}
-	}
+	assertNoStaged(t, srv, "/etc/app")
 	// Converged: one command, nothing changed.
 	srv.ResetTranscript()
 	changed, err = remote.WriteFiles(ctx, h, files)
@@ -95,4 +89,70 @@ func TestWriteFilesInThreeRoundTrips(t *testing.T) {
 			t.Errorf("%v accepted", bad)
 		}
 	}
+}
+
+// A commit that fails as the connection drops leaves the host unchanged:
+// the write starts over once when the content can be read again, and
+// fails otherwise, leaving no staged file behind.
+func TestWriteStartsOverAfterALostCommit(t *testing.T) {
+	srv, _ := fakeHost(t)
+	h := dialAs(t, srv, "ubuntu", ubuntuPassword, nil)
+	ctx := testContext(t)
+	if _, err := h.Run(ctx, remote.Cmd{Args: []string{"true"}, Sudo: true}); err != nil { // learn sudo first
+		t.Fatal(err)
+	}
+	// The commit's final rename fails, and the connection drops before
+	// its exit status arrives.
+	lose := func(program string) {
+		srv.FailProgram(program, 1, 1, program+": simulated failure\n")
+		srv.DropConnectionDuring(2) // the probe is the 1st command, the commit the 2nd
+	}
+
+	lose("mv")
+	srv.ResetTranscript()
+	changed, err := h.WriteFile(ctx, "/etc/app.conf", strings.NewReader("one\n"), remote.FileOptions{Sudo: true})
+	if err != nil || !changed {
+		t.Fatalf("seekable content: changed %v, %v", changed, err)
+	}
+	if got, _, uid, _ := fileState(t, srv, "/etc/app.conf"); got != "one\n" || uid != 0 {
+		t.Errorf("app.conf = %q, uid %d", got, uid)
+	}
+	// probe, lost commit, probe to check it, then probe and commit again.
+	if n := len(srv.Transcript()); n != 5 {
+		t.Errorf("%d commands, want 5", n)
+	}
+
+	lose("mv")
+	srv.ResetTranscript()
+	if _, err := h.WriteFile(ctx, "/etc/app.conf", onlyReader{strings.NewReader("two\n")}, remote.FileOptions{Sudo: true}); !errors.Is(err, remote.ErrConnectionLost) {
+		t.Fatalf("a stream cannot be written again: err = %v, want ErrConnectionLost", err)
+	}
+	if got, _, _, _ := fileState(t, srv, "/etc/app.conf"); got != "one\n" {
+		t.Errorf("app.conf = %q after a failed write", got)
+	}
+	if n := len(srv.Transcript()); n != 3 {
+		t.Errorf("%d commands, want 3 (probe, lost commit, probe)", n)
+	}
+
+	// Several files: the first one's mode is fixed before the second
+	// one's chown fails. Both count as changed.
+	lose("chown")
+	srv.ResetTranscript()
+	files := []remote.FileWrite{
+		{Path: "/etc/app.conf", Content: []byte("one\n"), Options: remote.FileOptions{Sudo: true, Mode: 0o600}},
+		{Path: "/etc/other.conf", Content: []byte("other\n"), Options: remote.FileOptions{Sudo: true}},
+	}
+	if changed, err := remote.WriteFiles(ctx, h, files); err != nil || fmt.Sprint(changed) != "[true true]" {
+		t.Fatalf("WriteFiles: %v, %v", changed, err)
+	}
+	if n := len(srv.Transcript()); n != 5 {
+		t.Errorf("%d commands, want 5", n)
+	}
+	if got, mode, _, _ := fileState(t, srv, "/etc/app.conf"); got != "one\n" || mode != 0o600 {
+		t.Errorf("app.conf = %q mode %v", got, mode)
+	}
+	if got, _, uid, _ := fileState(t, srv, "/etc/other.conf"); got != "other\n" || uid != 0 {
+		t.Errorf("other.conf = %q uid %d", got, uid)
+	}
+	assertNoStaged(t, srv, "/etc")
 }
