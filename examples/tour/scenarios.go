@@ -267,8 +267,9 @@ func (t *tour) hookStep(vnf string, drv lcm.Driver, hook lcm.Hook, what string, 
 
 // planCIR deploys the private registry VNF (instantiate, then heal), and
 // connects a Kubernetes cluster's nodes to it and to an HTTPS registry
-// outside the VNFs, with the spec's sample requests unmodified; then every
-// node pulls app:1 from both, under Docker and containerd.
+// outside the VNFs, with the spec's sample requests (their placeholders
+// made to work); then every node pulls app:1 from both, under Docker and
+// containerd.
 func planCIR(t *tour, s scenario) ([]step, error) {
 	regReq, regSource, err := t.sampleRequest(samples.InstantiateCIRRegistry)
 	if err != nil {

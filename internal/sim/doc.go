@@ -7,9 +7,14 @@
 // hosts behind it: ports carry the hosts' addresses, AutoScalingGroup
 // members are member stacks, servers have Nova IDs, volumes are attached
 // block devices. [RegistryVNF] and [KubernetesCluster] derive the
-// topologies of the specs from a request's additionalParams (connection
-// point names, aspect IDs, usernames and passwords), so a sample request
-// runs unmodified.
+// topologies of the specs from the typed parameters that the packages
+// owning them decode (registry.InstallParams; kubeadm's master_node and
+// worker_node, nfs's storage_server, lb's external_lb_param: connection
+// point names, aspect IDs, usernames and passwords); the simulation parses
+// no parameter itself. The specs' samples hold placeholders mgmtkit
+// refuses; [WorkingRequest] and [Cloud.Request] replace them with values
+// that work here, and [Cloud.SampleCluster] and [Cloud.SampleRegistry]
+// decode a sample and build its topology in one call.
 //
 // The world is queried and mutated through [Cloud] and [VNF]: which hosts
 // exist, their files, packages and services; scale-out creates new hosts,
@@ -24,6 +29,7 @@
 // keeps current. Nothing in a hook is specific to the simulation.
 //
 // This package sits below the domain packages' tests and beside the
-// examples: it imports heat/heattest and remote/sshtest, and nothing that
-// is not test infrastructure imports it.
+// examples: it imports heat/heattest, remote/sshtest and the domain
+// packages' parameter types, and nothing but tests and the tour imports
+// it.
 package sim
