@@ -102,12 +102,16 @@ type ParamsError struct {
 }
 
 // Error lists the problems one per line, as "path: message".
-func (e *ParamsError) Error() string {
+func (e *ParamsError) Error() string { return strings.Join(e.Lines(), "\n") }
+
+// Lines returns each problem as "path: message" ([Problem.String]), in
+// order: the lines of [ParamsError.Error].
+func (e *ParamsError) Lines() []string {
 	lines := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
 		lines[i] = p.String()
 	}
-	return strings.Join(lines, "\n")
+	return lines
 }
 
 // rootPath is the path of problems with additionalParams as a whole.

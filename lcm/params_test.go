@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -36,16 +37,25 @@ func problems(t *testing.T, err error) []string {
 	if !errors.As(err, &pe) {
 		t.Fatalf("err = %v (%T), want a *ParamsError", err, err)
 	}
-	lines := strings.Split(pe.Error(), "\n")
-	if len(lines) != len(pe.Problems) {
-		t.Fatalf("Error() has %d lines for %d problems", len(lines), len(pe.Problems))
-	}
-	for i, p := range pe.Problems {
-		if lines[i] != p.Path+": "+p.Message || lines[i] != p.String() {
-			t.Errorf("line %d = %q, problem = %+v", i, lines[i], p)
-		}
+	lines := pe.Lines()
+	if pe.Error() != strings.Join(lines, "\n") {
+		t.Fatalf("Error() = %q, Lines() = %q", pe.Error(), lines)
 	}
 	return lines
+}
+
+func TestParamsErrorLines(t *testing.T) {
+	pe := &lcm.ParamsError{Problems: []lcm.Problem{
+		{Path: "p.b", Message: "is required"},
+		{Path: "p.a", Message: "must not be empty"},
+	}}
+	want := []string{"p.b: is required", "p.a: must not be empty"}
+	if got := pe.Lines(); !slices.Equal(got, want) {
+		t.Errorf("Lines() = %q, want %q", got, want)
+	}
+	if got := pe.Error(); got != "p.b: is required\np.a: must not be empty" {
+		t.Errorf("Error() = %q", got)
+	}
 }
 
 func checkProblems(t *testing.T, err error, want ...string) {

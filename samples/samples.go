@@ -80,6 +80,22 @@ func Request(name string) ([]byte, error) {
 	return requests.ReadFile("requests/" + name)
 }
 
+// AdditionalParams returns the additionalParams member of the request
+// body, as the body has it. It is an error for body not to be a JSON
+// object or for the member to be absent or null.
+func AdditionalParams(body []byte) (json.RawMessage, error) {
+	var req struct {
+		AdditionalParams json.RawMessage `json:"additionalParams"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, fmt.Errorf("samples: the body: %w", err)
+	}
+	if req.AdditionalParams == nil || string(req.AdditionalParams) == "null" {
+		return nil, errors.New("samples: the body has no additionalParams")
+	}
+	return req.AdditionalParams, nil
+}
+
 // VNFPackage returns the sample VNF package: its root holds Definitions/,
 // Files/, Scripts/, TOSCA-Metadata/ and UserData/. Open it with
 // lcm.NewPackage.

@@ -35,6 +35,24 @@ func TestEverySampleIsAnObjectWithAdditionalParams(t *testing.T) {
 	}
 }
 
+func TestAdditionalParams(t *testing.T) {
+	b, _ := samples.Request(samples.InstantiateCIRRegistry)
+	p, err := samples.AdditionalParams(b)
+	if err != nil || !strings.HasPrefix(string(p), "{") || !strings.Contains(string(p), `"private_registry_installation_param"`) {
+		t.Errorf("AdditionalParams = %s, %v", p, err)
+	}
+	for body, want := range map[string]string{
+		`{"flavourId": "simple"}`:    "samples: the body has no additionalParams",
+		`{"additionalParams": null}`: "samples: the body has no additionalParams",
+		`[]`:                         "samples: the body: json: cannot unmarshal array",
+		`{"additionalParams": {}`:    "samples: the body: unexpected end of JSON input",
+	} {
+		if p, err := samples.AdditionalParams([]byte(body)); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("AdditionalParams(%s) = %s, %v; want %q", body, p, err, want)
+		}
+	}
+}
+
 func TestRequestReturnsAFreshCopy(t *testing.T) {
 	a, _ := samples.Request(samples.ScaleOut)
 	a[0] = 'x'
