@@ -26,13 +26,13 @@ func Example() {
 		"additionalParams.k8s_cluster_installation_param.proxy.http_proxy":  "http://proxy.example.com:3128",
 		"additionalParams.k8s_cluster_installation_param.proxy.https_proxy": "http://proxy.example.com:3128",
 	})
-	var req lcm.InstantiateVnfRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	params, err := samples.AdditionalParams(body)
+	if err != nil {
 		panic(err)
 	}
 
 	var p ClusterParams
-	err := lcm.DecodeParams(req.AdditionalParams, lcm.DecodeOptions{Package: lcm.NewPackage(samples.VNFPackage())},
+	err = lcm.DecodeParams(params, lcm.DecodeOptions{Package: lcm.NewPackage(samples.VNFPackage())},
 		lcm.Param(kubeadm.ClusterParamKey, &p).Required())
 	if err != nil {
 		fmt.Println(err)

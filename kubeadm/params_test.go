@@ -26,11 +26,7 @@ func problemLines(t *testing.T, err error) []string {
 	if !errors.As(err, &pe) {
 		t.Fatalf("err = %v (%T), want a *lcm.ParamsError", err, err)
 	}
-	lines := make([]string, len(pe.Problems))
-	for i, p := range pe.Problems {
-		lines[i] = p.String()
-	}
-	return lines
+	return pe.Lines()
 }
 
 func samplePackage() *lcm.Package { return lcm.NewPackage(samples.VNFPackage()) }
@@ -67,12 +63,12 @@ func decodeSample(t *testing.T, name string, edits map[string]any) (cluster, []s
 			t.Fatal(err)
 		}
 	}
-	var req lcm.InstantiateVnfRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	params, err := samples.AdditionalParams(body)
+	if err != nil {
 		t.Fatal(err)
 	}
 	var c cluster
-	err = lcm.DecodeParams(req.AdditionalParams, lcm.DecodeOptions{Package: samplePackage()},
+	err = lcm.DecodeParams(params, lcm.DecodeOptions{Package: samplePackage()},
 		lcm.Param(kubeadm.ClusterParamKey, &c).Required())
 	return c, problemLines(t, err)
 }

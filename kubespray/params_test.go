@@ -57,13 +57,11 @@ func sample(t *testing.T, edits map[string]any) []byte {
 	if body, err = samples.Patch(body, full); err != nil {
 		t.Fatal(err)
 	}
-	var req struct {
-		AdditionalParams json.RawMessage `json:"additionalParams"`
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	params, err := samples.AdditionalParams(body)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return req.AdditionalParams
+	return params
 }
 
 // working is the sample with its ansible placeholders replaced and the
@@ -88,11 +86,7 @@ func problems(t *testing.T, err error) []string {
 	if !errors.As(err, &pe) {
 		t.Fatalf("err = %v (%T), want a *lcm.ParamsError", err, err)
 	}
-	lines := make([]string, len(pe.Problems))
-	for i, p := range pe.Problems {
-		lines[i] = p.String()
-	}
-	return lines
+	return pe.Lines()
 }
 
 func TestTheSpecSamplesPlaceholdersAreFieldErrors(t *testing.T) {

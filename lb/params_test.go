@@ -48,13 +48,11 @@ func sample(t *testing.T, edits map[string]any) []byte {
 	if body, err = samples.Patch(body, full); err != nil {
 		t.Fatal(err)
 	}
-	var req struct {
-		AdditionalParams json.RawMessage `json:"additionalParams"`
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	params, err := samples.AdditionalParams(body)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return req.AdditionalParams
+	return params
 }
 
 // problems returns the "path: message" lines of a *lcm.ParamsError.
@@ -64,11 +62,7 @@ func problems(t *testing.T, err error) []string {
 	if !errors.As(err, &pe) {
 		t.Fatalf("err = %v (%T), want a *lcm.ParamsError", err, err)
 	}
-	lines := make([]string, len(pe.Problems))
-	for i, p := range pe.Problems {
-		lines[i] = p.String()
-	}
-	return lines
+	return pe.Lines()
 }
 
 func TestTheSpecSampleDecodes(t *testing.T) {

@@ -262,9 +262,7 @@ func TestNonEmptyRejectsPlaceholdersAndStillValidatesTheObject(t *testing.T) {
 		var got []string
 		var pe *lcm.ParamsError
 		if errors.As(err, &pe) {
-			for _, pr := range pe.Problems {
-				got = append(got, pr.Path+": "+pr.Message)
-			}
+			got = pe.Lines()
 		} else if err != nil {
 			t.Fatalf("%s: %v", tc.in, err)
 		}

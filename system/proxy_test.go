@@ -23,11 +23,7 @@ func decodeProxy(t *testing.T, body string) (system.Proxy, []string) {
 	if !errors.As(err, &pe) {
 		t.Fatalf("err = %v, want a *lcm.ParamsError", err)
 	}
-	var lines []string
-	for _, pr := range pe.Problems {
-		lines = append(lines, pr.String())
-	}
-	return p, lines
+	return p, pe.Lines()
 }
 
 func TestProxyAccepts(t *testing.T) {

@@ -15,11 +15,11 @@ import (
 // additionalParams decodes the additionalParams of a request body.
 func additionalParams(t *testing.T, body []byte) json.RawMessage {
 	t.Helper()
-	var req lcm.InstantiateVnfRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	params, err := samples.AdditionalParams(body)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return req.AdditionalParams
+	return params
 }
 
 // The specs' samples, as printed, fail at exactly their placeholders; with
