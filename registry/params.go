@@ -252,10 +252,11 @@ type Connection struct {
 	// What validation parsed and read, with the value it came from, so
 	// that trust uses them instead of parsing again, and a field changed
 	// after validation is not answered from a stale copy.
-	hosts     HostsEntry // hosts_string, canonical
-	hostsFrom string     // the HostsString hosts came from
-	ca        string     // the certificate_path file, checked
-	caFrom    string     // the CertificatePath ca was read from
+	hosts     HostsEntry   // hosts_string, canonical
+	hostsFrom string       // the HostsString hosts came from
+	ca        string       // the certificate_path file, checked
+	caFrom    string       // the CertificatePath ca was read from
+	caPkg     *lcm.Package // the package ca was read from
 }
 
 // HostsEntry is one /etc/hosts line: an address and the name it answers
@@ -321,7 +322,7 @@ func (c *Connection) Validate(v *lcm.Validator) {
 				if ca, err := readCA(pkg, resolved); err != nil {
 					v.At("certificate_path").Errorf("%s: %v", resolved, err)
 				} else {
-					c.ca, c.caFrom = ca, resolved
+					c.ca, c.caFrom, c.caPkg = ca, resolved, pkg
 				}
 			}
 		}
@@ -347,7 +348,9 @@ func readCA(pkg *lcm.Package, file string) (string, error) {
 
 // complete fills in what [Connection.Validate] parses and reads, for a
 // connection that did not go through it (built in Go rather than
-// decoded, or changed since): the hosts entry, and the CA read from pkg.
+// decoded, or changed since): the hosts entry, and the CA read from pkg
+// (read again when pkg is another package than the one validation read;
+// a nil pkg keeps what validation read).
 // A decoded connection costs nothing here. Errors name the field, as
 // validation would, below the connection's index i.
 func (c *Connection) complete(i int, pkg *lcm.Package) error {
@@ -362,8 +365,8 @@ func (c *Connection) complete(i int, pkg *lcm.Package) error {
 			c.hosts, c.hostsFrom = e, c.HostsString
 		}
 	}
-	if c.CertificatePath != c.caFrom {
-		c.ca, c.caFrom = "", ""
+	if c.CertificatePath != c.caFrom || pkg != nil && pkg != c.caPkg {
+		c.ca, c.caFrom, c.caPkg = "", "", nil
 		if c.CertificatePath != "" {
 			if pkg == nil {
 				return fmt.Errorf("%s: no VNF package to read it from", at("certificate_path"))
@@ -372,7 +375,7 @@ func (c *Connection) complete(i int, pkg *lcm.Package) error {
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", at("certificate_path"), c.CertificatePath, err)
 			}
-			c.ca, c.caFrom = ca, c.CertificatePath
+			c.ca, c.caFrom, c.caPkg = ca, c.CertificatePath, pkg
 		}
 	}
 	return nil

@@ -68,9 +68,11 @@ const reloadScript = `systemctl "$1" "$2" && rm -f -- "$3"`
 // TrustOptions configure ConfigureRegistryTrust.
 type TrustOptions struct {
 	// Package is the VNF package the connections' certificate_path files
-	// are read from when validation has not read them: needed only for
+	// are read from when validation has not read them from it: needed for
 	// connections built in Go, or decoded without a package, that have
-	// one. A decoded connection carries its CA as validation read it.
+	// one. A decoded connection carries its CA as validation read it;
+	// given another package than validation's, the CA is read again from
+	// this one.
 	Package *lcm.Package
 	// Runtimes, when set, are the runtimes to configure instead of those
 	// [system.DetectRuntimes] finds.

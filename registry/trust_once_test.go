@@ -69,6 +69,15 @@ func TestTheCAIsReadOnceByValidation(t *testing.T) {
 	if got := w.pulls("registry.example.com/app:1")["registry.example.com/app:1"]; got != [2]bool{true, true} {
 		t.Errorf("kubelet, docker pull = %v, want both", got)
 	}
+
+	// Another package than validation's: the CA is read from that one.
+	other := &openCounter{FS: samples.VNFPackage(), opens: map[string]int{}}
+	if _, err := registry.ConfigureRegistryTrust(w.ctx, w.ssh, p.PrivateRegistryConnectionInfo, registry.TrustOptions{Package: lcm.NewPackage(other)}); err != nil {
+		t.Fatal(err)
+	}
+	if other.count(ca) == 0 {
+		t.Errorf("trust with another package did not read %s from it", ca)
+	}
 }
 
 // A connection built in Go, or changed after validation, is parsed and
