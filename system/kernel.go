@@ -111,10 +111,16 @@ func modKey(m string) string { return strings.ReplaceAll(m, "-", "_") }
 
 // sysctlKey is a sysctl variable name (sysctl.d(5), sysctl(8)): path
 // components of /proc/sys separated by '.' (or all by '/', when a
-// component holds a dot, as a VLAN interface's "eth0.100" does).
+// component holds a dot, as a VLAN interface's "eth0.100" does). The
+// first character is a letter, digit or '_' (the top directories of
+// /proc/sys are abi, debug, dev, fs, kernel, net, user, vm...): a leading
+// '-' would reach `sudo sysctl KEY...` as an option ("-pFILE" loads any
+// file as root), and in the file it means "ignore a failure to set this"
+// (sysctl.d(5) since systemd 243, sysctl.conf(5) since procps-ng 3.3.16),
+// as a leading '#' or ';' makes a comment.
 var (
-	sysctlDotted  = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_:@+-]+)+$`)
-	sysctlSlashed = regexp.MustCompile(`^[A-Za-z0-9_-]+(/[A-Za-z0-9_.:@+-]+)+$`)
+	sysctlDotted  = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*(\.[A-Za-z0-9_:@+-]+)+$`)
+	sysctlSlashed = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*(/[A-Za-z0-9_.:@+-]+)+$`)
 )
 
 // SysctlOptions configure [ApplySysctls].
@@ -151,7 +157,7 @@ func ApplySysctls(ctx context.Context, h remote.Host, opts SysctlOptions) (lcm.R
 		v := opts.Settings[k]
 		switch {
 		case !sysctlDotted.MatchString(k) && !sysctlSlashed.MatchString(k):
-			probs.addf(at, "%q is not a sysctl key (components of letters, digits, _ and -, separated by '.' or all by '/')", k)
+			probs.addf(at, "%q is not a sysctl key (components of letters, digits, _ and -, separated by '.' or all by '/', the first character not -)", k)
 		case strings.TrimSpace(v) == "":
 			probs.addf(at, "the value is empty")
 		case strings.ContainsAny(v, "\n\r\x00"):

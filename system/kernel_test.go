@@ -91,6 +91,14 @@ func TestKernelStepsRefuseBadInputBeforeRunning(t *testing.T) {
 		{func(ctx context.Context, h remote.Host) (lcm.Result, error) {
 			return system.ApplySysctls(ctx, h, system.SysctlOptions{Name: "k8s", Settings: map[string]string{"net.*.ip_forward": "1"}})
 		}, `Settings["net.*.ip_forward"]`},
+		// A leading '-' would reach `sudo sysctl` as an option (-p FILE
+		// loads any file as root) and means "ignore failure" in the file.
+		{func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+			return system.ApplySysctls(ctx, h, system.SysctlOptions{Name: "k8s", Settings: map[string]string{"-pfoo.conf": "1"}})
+		}, `Settings["-pfoo.conf"]: "-pfoo.conf" is not a sysctl key`},
+		{func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+			return system.ApplySysctls(ctx, h, system.SysctlOptions{Name: "k8s", Settings: map[string]string{"-p/etc/shadow": "1"}})
+		}, `Settings["-p/etc/shadow"]: "-p/etc/shadow" is not a sysctl key`},
 	} {
 		_, cmds, err := v.step(tt.fn)
 		paramsError(t, err, tt.want)
