@@ -489,7 +489,10 @@ func dockerStart(m *ubuntu.Machine) error {
 	s.mu.Lock()
 	prev := s.cfg
 	s.mu.Unlock()
-	env := unitEnvironment(m, "docker.service")
+	env, err := unitEnvironment(m, "docker.service")
+	if err != nil {
+		return err
+	}
 	if m.Service("docker").NeedDaemonReload {
 		// systemd still has the drop-ins it loaded before they changed.
 		env = map[string]string{"HTTP_PROXY": prev.HTTPProxy, "HTTPS_PROXY": prev.HTTPSProxy, "NO_PROXY": prev.NoProxy}
@@ -661,11 +664,16 @@ func insecureRegistry(r string) (string, error) {
 	return r, nil
 }
 
-// unitEnvironment reads the Environment= settings of a unit's drop-ins
-// (/etc, /run and /lib systemd directories, NAME.d/*.conf in name order,
-// a drop-in in /etc hiding one of the same name below it), with
-// systemd's quoting.
-func unitEnvironment(m *ubuntu.Machine, unit string) map[string]string {
+// unitEnvironment reads the Environment= and EnvironmentFile= settings
+// of a unit's drop-ins (/etc, /run and /lib systemd directories,
+// NAME.d/*.conf in name order, a drop-in in /etc hiding one of the same
+// name below it), with systemd's quoting. As systemd.exec(5) says, the
+// files' variables override Environment='s, an empty EnvironmentFile=
+// resets the list, and a file that is missing fails the start unless its
+// name starts with "-"; a file holds KEY=VALUE lines, "#" and ";" start
+// comments, and specifiers are not expanded in it (systemd's
+// src/basic/env-file.c).
+func unitEnvironment(m *ubuntu.Machine, unit string) (map[string]string, error) {
 	files := map[string]string{}
 	for _, dir := range []string{"/lib/systemd/system", "/run/systemd/system", "/etc/systemd/system"} {
 		d := dir + "/" + unit + ".d"
@@ -677,6 +685,7 @@ func unitEnvironment(m *ubuntu.Machine, unit string) map[string]string {
 		}
 	}
 	env := map[string]string{}
+	var envFiles []string
 	for _, name := range slices.Sorted(maps.Keys(files)) {
 		data, err := m.Server().FS().ReadFile(files[name])
 		if err != nil {
@@ -689,8 +698,19 @@ func unitEnvironment(m *ubuntu.Machine, unit string) map[string]string {
 				section = line
 				continue
 			}
+			if section != "[Service]" {
+				continue
+			}
+			if f, ok := strings.CutPrefix(line, "EnvironmentFile="); ok {
+				if f = strings.TrimSpace(f); f == "" {
+					envFiles = nil
+				} else {
+					envFiles = append(envFiles, f)
+				}
+				continue
+			}
 			v, ok := strings.CutPrefix(line, "Environment=")
-			if !ok || section != "[Service]" {
+			if !ok {
 				continue
 			}
 			if strings.TrimSpace(v) == "" {
@@ -704,7 +724,26 @@ func unitEnvironment(m *ubuntu.Machine, unit string) map[string]string {
 			}
 		}
 	}
-	return env
+	for _, f := range envFiles {
+		name, optional := strings.CutPrefix(f, "-")
+		data, err := m.Server().FS().ReadFile(name)
+		if err != nil {
+			if optional {
+				continue
+			}
+			return nil, fmt.Errorf("%s: Failed to load environment files: %w", unit, err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || line[0] == '#' || line[0] == ';' {
+				continue
+			}
+			if k, v, ok := strings.Cut(line, "="); ok {
+				env[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"'`)
+			}
+		}
+	}
+	return env, nil
 }
 
 // systemdWords splits a unit file value into words as systemd does:

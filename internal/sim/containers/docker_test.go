@@ -458,6 +458,19 @@ func TestDockerHub(t *testing.T) {
 		t.Errorf("proxy config %+v", c)
 	}
 	n.ok("docker pull hello-world")
+	// An EnvironmentFile= overrides Environment=; a missing one fails the
+	// start unless it is marked optional with "-".
+	n.write("/etc/docker/proxy.env", "# proxy\nHTTPS_PROXY=http://file.example.com:3128\n")
+	n.write("/etc/systemd/system/docker.service.d/zz-env.conf", "[Service]\nEnvironmentFile=/etc/docker/proxy.env\nEnvironmentFile=-/etc/docker/optional.env\n")
+	n.ok("systemctl daemon-reload && systemctl restart docker")
+	if c := containers.Docker(n.Machine).Config(); c.HTTPSProxy != "http://file.example.com:3128" || c.NoProxy != "localhost" {
+		t.Errorf("proxy config from the environment file %+v", c)
+	}
+	n.write("/etc/systemd/system/docker.service.d/zz-env.conf", "[Service]\nEnvironmentFile=/etc/docker/missing.env\n")
+	n.fails("systemctl daemon-reload && systemctl restart docker", 1, "")
+	n.write("/etc/systemd/system/docker.service.d/zz-env.conf", "[Service]\nEnvironmentFile=/etc/docker/proxy.env\n")
+	n.write("/etc/docker/proxy.env", "HTTPS_PROXY=http://proxy.example.com:3128\n")
+	n.ok("systemctl daemon-reload && systemctl restart docker")
 	if got := n.ok("docker info"); !strings.Contains(got, " HTTPS Proxy: http://proxy.example.com:3128\n") || !strings.Contains(got, " Insecure Registries:\n  127.0.0.0/8\n") {
 		t.Errorf("docker info:\n%s", got)
 	}
