@@ -261,21 +261,38 @@ func ConfigureUnit(ctx context.Context, h remote.Host, opts UnitOptions) (lcm.Re
 		}
 		did = append(did, "enabled "+unit)
 	}
-	active := st.props["ActiveState"] == "active"
+	// ActiveState (org.freedesktop.systemd1(5)): only an inactive or
+	// failed unit runs no process. One activating, reloading or
+	// deactivating (or in a state a newer systemd adds) runs one that
+	// may hold the old configuration, and a start would merge into the
+	// start job under way or be redundant (src/core/job.c,
+	// job_type_is_redundant): the restart owed must be a restart.
+	state := st.props["ActiveState"]
+	active := state == "active"
+	running := state != "inactive" && state != "failed" && state != ""
 	switch {
-	case fullRestart && active:
+	case fullRestart && running:
 		if _, err := h.Run(ctx, sudo("systemctl", "restart", unit)); err != nil {
 			return result(did), err
 		}
 		did = append(did, "restarted "+unit)
-	case restart && active:
+	case restart && (active || state == "reloading"):
 		// systemctl(1): reload-or-restart reloads a unit that supports
 		// it and restarts one that does not.
 		if _, err := h.Run(ctx, sudo("systemctl", "reload-or-restart", unit)); err != nil {
 			return result(did), err
 		}
 		did = append(did, "reloaded or restarted "+unit)
-	case !active:
+	case restart && running:
+		// reload-or-restart of a unit that can reload but is not
+		// active (activating, deactivating) becomes a start
+		// (src/core/job.c, job_type_collapse: JOB_RELOAD_OR_START),
+		// which would not apply the input.
+		if _, err := h.Run(ctx, sudo("systemctl", "restart", unit)); err != nil {
+			return result(did), err
+		}
+		did = append(did, "restarted "+unit)
+	case !running:
 		if _, err := h.Run(ctx, sudo("systemctl", "start", unit)); err != nil {
 			return result(did), err
 		}

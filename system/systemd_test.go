@@ -189,3 +189,37 @@ func TestConfigureUnitReloadsForInputsChanged(t *testing.T) {
 		t.Errorf("%v, %v, %+v", res, err, st)
 	}
 }
+
+// A unit caught activating, reloading or deactivating runs a process that
+// must be restarted as well: a start would merge into the running start
+// job, and the restart owed would be lost with its marker.
+func TestConfigureUnitRestartsAUnitInTransition(t *testing.T) {
+	for _, state := range []string{"activating", "reloading", "deactivating"} {
+		t.Run(state, func(t *testing.T) {
+			v := newVM(t, ubuntu.Options{})
+			dropIn := system.UnitDir + "/app.service.d/x.conf"
+			opts := system.UnitOptions{Unit: "app", Files: map[string]string{system.UnitDir + "/app.service": appUnit, dropIn: "[Service]\nEnvironment=X=1\n"}}
+			if _, _, err := v.step(configure(opts)); err != nil {
+				t.Fatal(err)
+			}
+			opts.Files[dropIn] = "[Service]\nEnvironment=X=2\n"
+			v.ReportTransientState("app", state, 1)
+			res, cmds, err := v.step(configure(opts))
+			if st := v.Service("app"); err != nil || st.Restarts != 1 || !strings.Contains(res.Detail, "restarted app.service") || count(cmds, "systemctl start") != 0 {
+				t.Errorf("changed drop-in: %v, %v, %+v, %d starts", res, err, st, count(cmds, "systemctl start"))
+			}
+			if v.Server().FS().Exists(system.PendingDir + "/app.service") {
+				t.Error("the restart marker is left behind")
+			}
+			// Inputs changed while the unit is activating: a
+			// reload-or-restart would become a start (systemd collapses
+			// it so for a unit not active), so a restart.
+			v.ReportTransientState("app", state, 1)
+			opts.InputsChanged = true
+			res, cmds, err = v.step(configure(opts))
+			if st := v.Service("app"); err != nil || st.Restarts != 2 || count(cmds, "systemctl start") != 0 {
+				t.Errorf("inputs changed: %v, %v, %+v, %d starts", res, err, st, count(cmds, "systemctl start"))
+			}
+		})
+	}
+}

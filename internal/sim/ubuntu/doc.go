@@ -46,7 +46,9 @@
 //     reset-failed, and service. Units come from packages,
 //     [Machine.AddUnit], or unit files a step writes under
 //     /etc/systemd/system; a changed unit file or drop-in makes the unit
-//     NeedDaemonReload until daemon-reload, with systemctl's warning.
+//     NeedDaemonReload until daemon-reload, with systemctl's warning;
+//     [Machine.ReportTransientState] makes `systemctl show` report a unit
+//     activating, reloading or deactivating for a number of calls.
 //     Jobs call the unit's hooks, so a fake daemon can re-read its
 //     configuration on restart and fail to start on a bad one. Every job
 //     is counted. hostnamectl set-hostname writes /etc/hostname, which

@@ -61,6 +61,8 @@ type unitState struct {
 	reloads     int
 	file        string // the unit file (first in the search path)
 	loaded      string // fingerprint of the unit file and drop-ins when last loaded
+	transient   string // ReportTransientState: the ActiveState `systemctl show` reports...
+	transientN  int    // ...for this many more show calls
 }
 
 // unitDirs is systemd's unit search path, most important first.
@@ -119,6 +121,40 @@ func (m *Machine) serviceStateLocked(u *unitState) ServiceState {
 		NeedDaemonReload: m.fingerprintLocked(u) != u.loaded,
 		Starts:           u.starts, Stops: u.stops, Restarts: u.restarts, Reloads: u.reloads,
 	}
+}
+
+// transientSubStates are the ActiveState values [Machine.ReportTransientState]
+// takes, with the SubState a service shows meanwhile (systemd's
+// src/basic/unit-def.c, service_state_table: "start", "reload", "stop").
+var transientSubStates = map[string]string{"activating": "start", "reloading": "reload", "deactivating": "stop"}
+
+// ReportTransientState makes the next shows `systemctl show` calls on the
+// unit report ActiveState=state, one of "activating", "reloading" and
+// "deactivating": the states a unit passes through while a start, reload
+// or stop job runs (org.freedesktop.systemd1(5), ActiveState: "activating
+// indicates that the unit has previously been inactive but is currently in
+// the process of entering an active state", "reloading indicates that the
+// unit is active and currently reloading its configuration",
+// "deactivating indicates that the unit is currently in the process of
+// deactivation"), as a Type=notify daemon is activating until it reports
+// READY=1. Only `systemctl show` reports it (is-active and status report
+// the unit's settled state), and the unit's jobs behave as for its settled
+// state: a start of a unit that runs does nothing, as systemd's start job
+// is redundant for an active unit and merges into one already running
+// (src/core/job.c, job_type_is_redundant and job_type_merge_and_collapse),
+// so the process keeps the configuration it started with. A restart, stop
+// or reload job that runs ends the transition.
+func (m *Machine) ReportTransientState(name, state string, shows int) {
+	if _, ok := transientSubStates[state]; !ok {
+		panic("ubuntu: ReportTransientState: " + state + " is not activating, reloading or deactivating")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	u := m.lookupUnitLocked(unitName(name))
+	if u == nil {
+		panic("ubuntu: ReportTransientState: no unit " + name)
+	}
+	u.transient, u.transientN = state, shows
 }
 
 // AddUnit registers a systemd unit, disabled and inactive, and writes its
@@ -350,12 +386,12 @@ func (m *Machine) job(name string, kind jobKind) error {
 			update(func(u *unitState) { u.failed = false })
 			return nil
 		}
-		update(func(u *unitState) { u.stops++ })
+		update(func(u *unitState) { u.stops++; u.transientN = 0 })
 		err := run(hooks.OnStop)
 		update(func(u *unitState) { u.active, u.failed = false, err != nil })
 		return err
 	case jobRestart:
-		update(func(u *unitState) { u.restarts++ })
+		update(func(u *unitState) { u.restarts++; u.transientN = 0 })
 		if active {
 			if err := run(hooks.OnStop); err != nil {
 				update(func(u *unitState) { u.active, u.failed = false, true })
@@ -370,7 +406,7 @@ func (m *Machine) job(name string, kind jobKind) error {
 		if !reloadable {
 			return errNoReload
 		}
-		update(func(u *unitState) { u.reloads++ })
+		update(func(u *unitState) { u.reloads++; u.transientN = 0 })
 		return run(hooks.OnReload)
 	}
 	return nil
@@ -798,6 +834,10 @@ func (m *Machine) printShow(p *sshtest.Process, c cmdline, name string) {
 		}
 		if m.fingerprintLocked(u) != u.loaded {
 			props["NeedDaemonReload"] = "yes"
+		}
+		if u.transientN > 0 {
+			u.transientN--
+			props["ActiveState"], props["SubState"] = u.transient, transientSubStates[u.transient]
 		}
 	}
 	m.mu.Unlock()

@@ -256,3 +256,25 @@ func TestRebootKeepsWhatPersists(t *testing.T) {
 		t.Errorf("reboot with a missing disk in fstab: %v", err)
 	}
 }
+
+// A unit reported activating shows it for the given number of `systemctl
+// show` calls; a start finds it running and does nothing, a restart ends
+// the transition.
+func TestSystemctlShowReportsATransientState(t *testing.T) {
+	v := newVM(t, Options{})
+	v.AddUnit(Unit{Name: "app.service"})
+	v.mustOK("systemctl start app")
+	v.ReportTransientState("app", "activating", 2)
+	show := "systemctl show -p ActiveState,SubState app"
+	want(t, "activating", v.user(show), "ActiveState=activating\nSubState=start\n", "", 0)
+	want(t, "is-active is settled", v.user("systemctl is-active app"), "active\n", "", 0)
+	v.mustOK("systemctl start app")
+	want(t, "still activating", v.user(show), "ActiveState=activating\nSubState=start\n", "", 0)
+	want(t, "settled", v.user(show), "ActiveState=active\nSubState=running\n", "", 0)
+	if st := v.Service("app"); st.Starts != 1 || st.Restarts != 0 {
+		t.Errorf("a start of an activating unit counted: %+v", st)
+	}
+	v.ReportTransientState("app", "reloading", 5)
+	v.mustOK("systemctl restart app")
+	want(t, "a restart ends it", v.user(show), "ActiveState=active\nSubState=running\n", "", 0)
+}
