@@ -76,8 +76,22 @@ type UnitOptions struct {
 	Mode fs.FileMode
 	// InputsChanged says that something the unit reads, but this step
 	// does not write, changed (the caller wrote /etc/docker/daemon.json):
-	// the unit is restarted as when its files change.
+	// a running unit gets `systemctl reload-or-restart`, a reload where
+	// the unit has ExecReload= (systemd.service(5)). A reload applies
+	// only what the daemon re-reads on SIGHUP or its ExecReload= command
+	// (dockerd, for one, re-reads only some of daemon.json's settings);
+	// set InputsNeedRestart when the input needs a restart, or pass it to
+	// the unit through Files (an Environment= drop-in), which always
+	// restarts. InputsChanged is the caller's word for this run only:
+	// the step owes the reload from the moment it writes its marker (see
+	// [ConfigureUnit]), but if the caller's run stops between changing
+	// the input and this call, the next run sees no change and nothing
+	// is owed.
 	InputsChanged bool
+	// InputsNeedRestart makes InputsChanged restart a running unit
+	// (`systemctl restart`), as a change of its files does, rather than
+	// reload-or-restart it.
+	InputsNeedRestart bool
 	// NoEnable leaves the unit's enablement as it is; by default the unit
 	// is enabled, so that it starts at boot.
 	NoEnable bool
@@ -172,21 +186,27 @@ func checkUnitOptions(o UnitOptions) (string, error) {
 // ConfigureUnit makes a systemd unit run with the files opts gives it: the
 // unit file and drop-ins hold their content (and opts.Absent ones are
 // gone), `systemctl daemon-reload` runs only when a file changed, the unit
-// is enabled (unless opts.NoEnable) and started, a running unit is
-// restarted only when its files changed (`systemctl restart`: a reload
-// cannot apply a unit's own settings) or reloaded-or-restarted when
-// opts.InputsChanged says a file the daemon re-reads changed (`systemctl
-// reload-or-restart`: reload where the unit supports it), and the step waits
-// (bounded by opts.ActiveTimeout) until `systemctl is-active` says
-// active. On a converged host that is one command.
+// is enabled (unless opts.NoEnable) and started, a running unit (one
+// active, activating, reloading or deactivating) is restarted only when
+// its files changed (`systemctl restart`: a reload cannot apply a unit's
+// own settings) or reloaded-or-restarted when opts.InputsChanged says a
+// file the daemon re-reads changed (`systemctl reload-or-restart`: reload
+// where the unit supports it; a restart with opts.InputsNeedRestart or
+// when the unit is activating or deactivating), and the step waits
+// (bounded by opts.ActiveTimeout) until `systemctl is-active` says active.
+// On a converged host that is one command.
 //
-// A restart owed is never lost: before it changes a file (or when
-// opts.InputsChanged) the step writes a marker under [PendingDir] and it
-// removes the marker only after the restart, so a run that fails in
-// between (a dropped connection, a failed daemon-reload) leaves the marker
-// and the next run restarts the unit even though the files already match.
-// systemd's own NeedDaemonReload=yes (a file changed behind its back) also
-// makes the step reload and restart.
+// A restart owed by the unit's files is never lost: before it changes a
+// file (or when opts.InputsChanged) the step writes a marker under
+// [PendingDir] and it removes the marker only after the restart (or
+// reload), so a run that fails in between (a dropped connection, a failed
+// daemon-reload) leaves the marker and the next run restarts the unit
+// even though the files already match; a marker left by an
+// opts.InputsChanged run is paid with a restart, since the next run no
+// longer knows whether a reload would do. What happens to an input the
+// step does not write before the step runs is the caller's to remember:
+// see [UnitOptions.InputsChanged]. systemd's own NeedDaemonReload=yes (a
+// file changed behind its back) also makes the step reload and restart.
 func ConfigureUnit(ctx context.Context, h remote.Host, opts UnitOptions) (lcm.Result, error) {
 	unit, err := checkUnitOptions(opts)
 	if err != nil {
@@ -222,7 +242,7 @@ func ConfigureUnit(ctx context.Context, h remote.Host, opts UnitOptions) (lcm.Re
 	// files, and a restart owed by an earlier run, mean `restart`; inputs
 	// the daemon re-reads (its own configuration file) mean
 	// `reload-or-restart`.
-	fullRestart := reload || st.pending
+	fullRestart := reload || st.pending || (opts.InputsChanged && opts.InputsNeedRestart)
 	restart := fullRestart || opts.InputsChanged
 
 	var did []string

@@ -178,7 +178,13 @@ func TestWaitNamesWhatItAwaitedAndTheLastFailure(t *testing.T) {
 // restarted, when only that configuration changed.
 func TestConfigureUnitReloadsForInputsChanged(t *testing.T) {
 	v := newVM(t, ubuntu.Options{})
-	v.AddUnit(ubuntu.Unit{Name: "app.service", File: appUnit, OnReload: func(*ubuntu.Machine) error { return nil }})
+	reloadFails := false
+	v.AddUnit(ubuntu.Unit{Name: "app.service", File: appUnit, OnReload: func(*ubuntu.Machine) error {
+		if reloadFails {
+			return errors.New("bad configuration")
+		}
+		return nil
+	}})
 	opts := system.UnitOptions{Unit: "app"}
 	if _, _, err := v.step(configure(opts)); err != nil {
 		t.Fatal(err)
@@ -187,6 +193,28 @@ func TestConfigureUnitReloadsForInputsChanged(t *testing.T) {
 	res, _, err := v.step(configure(opts))
 	if st := v.Service("app"); err != nil || !res.Changed || st.Reloads != 1 || st.Restarts != 0 {
 		t.Errorf("%v, %v, %+v", res, err, st)
+	}
+	// An input the daemon does not re-read on reload.
+	opts.InputsNeedRestart = true
+	res, _, err = v.step(configure(opts))
+	if st := v.Service("app"); err != nil || res.Detail != "restarted app.service" || st.Reloads != 1 || st.Restarts != 1 {
+		t.Errorf("inputs need a restart: %v, %v, %+v", res, err, st)
+	}
+	// Nothing changed since: nothing owed.
+	opts.InputsChanged, opts.InputsNeedRestart = false, false
+	if res, cmds, err := v.step(configure(opts)); err != nil || res.Changed || len(cmds) != 1 {
+		t.Errorf("converged: %v, %v, %d commands", res, err, len(cmds))
+	}
+	// A reload that fails leaves the marker; the next run, told of no
+	// change, pays it with a restart.
+	reloadFails, opts.InputsChanged = true, true
+	if _, _, err := v.step(configure(opts)); err == nil {
+		t.Fatal("a failed reload is no error")
+	}
+	reloadFails, opts.InputsChanged = false, false
+	res, _, err = v.step(configure(opts))
+	if st := v.Service("app"); err != nil || res.Detail != "restarted app.service" || st.Restarts != 2 || v.Server().FS().Exists(system.PendingDir+"/app.service") {
+		t.Errorf("the owed reload: %v, %v, %+v", res, err, st)
 	}
 }
 
