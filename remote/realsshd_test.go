@@ -373,6 +373,16 @@ func TestRealSSHD(t *testing.T) {
 				if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
 					t.Errorf("mode after the change: %v, %v", fi.Mode(), err)
 				}
+				// So are a new group and mode together (narrowed to the
+				// bits both modes share before the chown).
+				opts.Mode, opts.Group = 0o640, "root"
+				changed, err = h.WriteFile(ctx, file, bytes.NewReader(content), opts)
+				if lc.note(err) != nil || !changed {
+					t.Errorf("WriteFile with a new group and mode: changed=%v, %v", changed, err)
+				}
+				if got := mustRun(t, lc, h, remote.Cmd{Args: []string{"stat", "-c", "%a %U %G", "--", file}, Sudo: true}); got != "640 root root" {
+					t.Errorf("mode and owner = %q, want %q", got, "640 root root")
+				}
 			})
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/pkg/sftp"
 )
@@ -167,10 +168,19 @@ func (h *SSHHost) checkWrites(ws []fileWrite) error {
 			return fmt.Errorf("%s: WriteFiles: %s is given twice", h.name, s.path)
 		case !sudo && s.opts.Owner != "" && s.opts.Owner != h.cfg.User:
 			return fmt.Errorf("%s: writing %s owned by %s needs FileOptions.Sudo", h.name, s.path, s.opts.Owner)
+		case badOwner(s.opts.Owner) || badOwner(s.opts.Group):
+			return fmt.Errorf("%s: writing %s: FileOptions.Owner %q or Group %q is not a user or group name or ID", h.name, s.path, s.opts.Owner, s.opts.Group)
 		}
 		seen[s.path] = true
 	}
 	return nil
+}
+
+// badOwner reports whether name, a FileOptions.Owner or Group, cannot be
+// a user or group name or numeric ID for chown: a ':' would split it, and
+// white space or control characters belong in no name.
+func badOwner(name string) bool {
+	return strings.ContainsFunc(name, func(r rune) bool { return r == ':' || unicode.IsSpace(r) || unicode.IsControl(r) })
 }
 
 // offset returns where r, a seeker, is now, or -1 when r cannot seek.
@@ -349,7 +359,7 @@ func (h *SSHHost) stageAll(ctx context.Context, ws []fileWrite) error {
 }
 
 // committed probes the files a lost commit was to change (changed) and
-// reports whether each holds its content with its mode.
+// reports whether each holds its content with its mode, owner and group.
 func (h *SSHHost) committed(ctx context.Context, ws []fileWrite, changed []bool) bool {
 	var planned []fileWrite
 	for i, w := range ws {
@@ -362,7 +372,9 @@ func (h *SSHHost) committed(ctx context.Context, ws []fileWrite, changed []bool)
 		return false
 	}
 	for i, w := range planned {
-		if a := after[i]; !a.exists || a.sum != w.sum || a.mode != w.mode {
+		a := after[i]
+		if !a.exists || a.sum != w.sum || a.mode != w.mode ||
+			w.owner != "" && a.owner != w.owner || w.group != "" && a.group != w.group {
 			return false
 		}
 	}
@@ -460,7 +472,10 @@ func (h *SSHHost) probe(ctx context.Context, ws []fileWrite, hashAll bool) ([]re
 // the root-owned temporary file, so that the login user keeps no
 // descriptor on the file root ends up using. The temporary file is
 // verified against the expected checksum, given its owner and mode and
-// renamed; the staged file is removed whatever happens to it.
+// renamed; the staged file is removed whatever happens to it. A
+// destination whose owner or group changes in place is first narrowed to
+// the bits its old and new modes share, so that the new owner or group
+// never holds a permission that neither mode gives it.
 const commitScript = `set -eu
 ` + sha256Func + `how=$1
 shift
@@ -468,7 +483,11 @@ while [ $# -ge 6 ]; do
   src=$1 dst=$2 sum=$3 mode=$4 owner=$5 group=$6
   shift 6
   if [ -z "$src" ]; then
-    if [ -n "$owner$group" ]; then chown -- "$owner:$group" "$dst"; fi
+    if [ -n "$owner$group" ]; then
+      old=$(stat -c %a -- "$dst")
+      chmod -- "$(printf %o "$(( 0$old & 0$mode ))")" "$dst"
+      chown -- "$owner:$group" "$dst"
+    fi
     chmod -- "$mode" "$dst"
     continue
   fi

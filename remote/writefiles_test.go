@@ -155,4 +155,49 @@ func TestWriteStartsOverAfterALostCommit(t *testing.T) {
 		t.Errorf("other.conf = %q uid %d", got, uid)
 	}
 	assertNoStaged(t, srv, "/etc")
+
+	// A lost commit that was to move one file into place and change only
+	// the owner of another: the write starts over and both end right.
+	lose("chown")
+	srv.ResetTranscript()
+	files = []remote.FileWrite{
+		{Path: "/etc/app.conf", Content: []byte("three\n"), Options: remote.FileOptions{Sudo: true, Mode: 0o600}},
+		{Path: "/etc/other.conf", Content: []byte("other\n"), Options: remote.FileOptions{Sudo: true, Owner: "ubuntu"}},
+	}
+	if changed, err := remote.WriteFiles(ctx, h, files); err != nil || fmt.Sprint(changed) != "[true true]" {
+		t.Fatalf("WriteFiles, owner only: %v, %v", changed, err)
+	}
+	if _, _, uid, _ := fileState(t, srv, "/etc/other.conf"); uid == 0 {
+		t.Error("other.conf still belongs to root")
+	}
+	if n := len(srv.Transcript()); n != 5 {
+		t.Errorf("%d commands, want 5 (probe, lost commit, probe, probe, commit)", n)
+	}
+}
+
+// Requests the engine cannot carry out are refused before any command:
+// files that disagree on Sudo, a path given twice, an owner that needs
+// sudo, an owner or group chown would misread.
+func TestWritesRefusedBeforeAnyCommand(t *testing.T) {
+	srv, _ := fakeHost(t)
+	h := dialAs(t, srv, "ubuntu", ubuntuPassword, nil)
+	ctx := testContext(t)
+	for _, tc := range []struct {
+		files []remote.FileWrite
+		want  string
+	}{
+		{[]remote.FileWrite{{Path: "/etc/a", Options: remote.FileOptions{Sudo: true}}, {Path: "/etc/b"}}, "differs from the other files in FileOptions.Sudo"},
+		{[]remote.FileWrite{{Path: "/tmp/a"}, {Path: "/tmp/a"}}, "is given twice"},
+		{[]remote.FileWrite{{Path: "/tmp/a", Options: remote.FileOptions{Owner: "root"}}}, "needs FileOptions.Sudo"},
+		{[]remote.FileWrite{{Path: "/etc/a", Options: remote.FileOptions{Sudo: true, Owner: "root:staff"}}}, `Owner "root:staff"`},
+		{[]remote.FileWrite{{Path: "/etc/a", Options: remote.FileOptions{Sudo: true, Group: "staff\n"}}}, "is not a user or group name"},
+	} {
+		srv.ResetTranscript()
+		if _, err := remote.WriteFiles(ctx, h, tc.files); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err = %v, want %q", tc.files, err, tc.want)
+		}
+		if n := len(srv.Transcript()); n != 0 {
+			t.Errorf("%+v: %d commands ran", tc.files, n)
+		}
+	}
 }
