@@ -188,7 +188,9 @@ var ErrClosed = errors.New("plumbing: session closed")
 // failed dial is not remembered: the next call dials again. The error of
 // a failed dial is a [*DialError]. A shared dial runs with the context of
 // the call that started it; a caller whose own context ends stops waiting
-// for it. Do not close the host: the session does.
+// for it, and one whose context is still live when a shared dial ends
+// with its starter's context dials again. Do not close the host: the
+// session does.
 func (s *Session) Host(ctx context.Context, n lcm.Node) (remote.Host, error) {
 	login, ok := s.creds[n.Role]
 	if !ok {
@@ -228,12 +230,22 @@ func (s *Session) Host(ctx context.Context, n lcm.Node) (remote.Host, error) {
 	select {
 	case r := <-ch:
 		if r.Err != nil {
+			if r.Shared && ctx.Err() == nil && isContextError(r.Err) {
+				// The dial ran with another caller's context, which
+				// ended; this caller's has not: dial again with it.
+				return s.Host(ctx, n)
+			}
 			return nil, r.Err
 		}
 		return r.Val.(remote.Host), nil
 	case <-ctx.Done():
 		return nil, &DialError{Node: n.Resource, Err: context.Cause(ctx)}
 	}
+}
+
+// isContextError reports whether err is a context's end.
+func isContextError(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // OnNodes runs fn on every node with its host, as [lcm.OnHosts] does

@@ -514,3 +514,40 @@ func TestOpenErrors(t *testing.T) {
 		t.Errorf("Open = %v, want heat.ConnectInstance's error", err)
 	}
 }
+
+// A dial shared by two callers runs with the first one's context; when
+// that context ends, the other caller, whose context is live, dials again
+// rather than failing with someone else's cancellation.
+func TestSharedDialOutlivesTheStartersContext(t *testing.T) {
+	cloud := &fakeCloud{gate: make(chan struct{})}
+	s, err := newVIM(t, cloud).Open(t.Context(), &lcm.VnfInstance{ID: "inst-1"}, creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	node := lcm.Node{Resource: "m-0", Role: lcm.RoleMaster, SSHAddress: "10.0.0.1"}
+	starter, cancel := context.WithCancel(t.Context())
+	first := make(chan error)
+	go func() {
+		_, err := s.Host(starter, node)
+		first <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // the starter's dial waits at the gate
+	second := make(chan error)
+	go func() {
+		h, err := s.Host(t.Context(), node)
+		if err == nil && h == nil {
+			err = errors.New("no host")
+		}
+		second <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // the second caller joins the dial
+	cancel()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Errorf("starter: %v, want its cancellation", err)
+	}
+	close(cloud.gate)
+	if err := <-second; err != nil {
+		t.Errorf("second caller: %v, want a host", err)
+	}
+}
