@@ -280,9 +280,9 @@ func (a aptRunner) retry(ctx context.Context, c remote.Cmd) error {
 	}
 }
 
-// lockMessages are what apt and dpkg print when another process holds a
-// lock (and only then: "Could not open lock file" and "are you root?" are
-// permission failures, which waiting does not cure):
+// lockMessages are the error lines apt and dpkg print when another
+// process holds a lock (and only then: "Could not open lock file" and
+// "are you root?" are permission failures, which waiting does not cure):
 //
 //   - apt-pkg/contrib/fileutl.cc, GetLock: "Could not get lock %s",
 //     "Could not get lock %s. It is held by process %d (%s)";
@@ -295,8 +295,15 @@ func (a aptRunner) retry(ctx context.Context, c remote.Cmd) error {
 //     %s being "dpkg frontend lock" or "dpkg status database"
 //     (lib/dpkg/dbmodify.c).
 //
-// The strings were checked against the binaries of Debian bookworm
-// (libapt-pkg 2.6.1, dpkg 1.21); apt exits with status 100 on these errors
+// apt prints its errors on standard error as "E: MESSAGE"
+// (apt-pkg/contrib/error.cc, GlobalError::DumpErrors to std::cerr) and
+// dpkg as "dpkg: error: MESSAGE" (lib/dpkg/ehandle.c). Only such lines
+// count: while it waits (DPkg::Lock::Timeout) apt reports "Waiting for
+// cache lock: Could not get lock ..." as progress
+// (debsystem.cc, GetLockMaybeWait), which names the lock too but says
+// nothing about how the command ended. The strings were checked against
+// the binaries of Debian bookworm (libapt-pkg 2.6.1, dpkg 1.21) and apt's
+// source (3.1.12); apt exits with status 100 on these errors
 // (apt-private/private-main.cc, and apt-get(8): "apt-get returns zero on
 // normal operation, decimal 100 on error").
 var lockMessages = []string{
@@ -308,11 +315,21 @@ var lockMessages = []string{
 
 // IsLockError reports whether err is a command that failed because
 // another process (unattended-upgrades, a concurrent apt-get) held the
-// dpkg or apt lock, judging by the messages apt and dpkg print then.
+// dpkg or apt lock, judging by the error lines ("E: ..." from apt,
+// "dpkg: error: ..." from dpkg) on its standard error.
 func IsLockError(err error) bool {
 	var ce *remote.CommandError
 	if !errors.As(err, &ce) || ce.ExitCode <= 0 {
 		return false
 	}
-	return slices.ContainsFunc(lockMessages, func(m string) bool { return strings.Contains(ce.Stderr, m) })
+	for _, line := range strings.Split(ce.Stderr, "\n") {
+		msg, ok := strings.CutPrefix(line, "E: ")
+		if !ok {
+			msg, ok = strings.CutPrefix(line, "dpkg: error: ")
+		}
+		if ok && slices.ContainsFunc(lockMessages, func(m string) bool { return strings.Contains(msg, m) }) {
+			return true
+		}
+	}
+	return false
 }

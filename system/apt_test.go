@@ -105,6 +105,36 @@ func TestInstallPackagesDoesNotRetryOtherFailures(t *testing.T) {
 	}
 }
 
+// An apt-get that waited for the lock and then failed for another reason
+// failed for that reason: its "Waiting for cache lock: Could not get lock"
+// progress line is no lock error.
+func TestALockWaitIsNoLockError(t *testing.T) {
+	c := ubuntu.DefaultCatalog()
+	c.Add(ubuntu.Package{Name: "flaky", Version: "1.0", OnInstall: func(*ubuntu.Machine) error {
+		return errors.New("postinst: cannot create /var/lib/flaky")
+	}})
+	v := newVM(t, ubuntu.Options{Catalog: c, UpdatedLists: true})
+	v.HoldDpkgLock(1)
+	_, err := v.h.Run(v.ctx, remote.Cmd{Args: []string{"apt-get", "install", "-y", "-q", "-o", "DPkg::Lock::Timeout=30", "flaky"}, Sudo: true})
+	var ce *remote.CommandError
+	if !errors.As(err, &ce) || system.IsLockError(err) || !strings.Contains(ce.Stderr, "returned an error code (1)") {
+		t.Errorf("waited, then failed: %v", err)
+	}
+	for _, tt := range []struct {
+		stderr string
+		lock   bool
+	}{
+		{"Waiting for cache lock: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 2425 (unattended-upgr)...\nE: Sub-process /usr/bin/dpkg returned an error code (1)\n", false},
+		{"E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 2425 (unattended-upgr)\nN: Be aware that removing the lock file is not a solution and may break your system.\nE: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?\n", true},
+		{"dpkg: error: dpkg frontend lock was locked by another process with pid 2425\nE: Executing dpkg failed. Are you root?\n", true},
+		{"E: Could not open lock file /var/lib/dpkg/lock-frontend - open (13: Permission denied)\nE: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), are you root?\n", false},
+	} {
+		if got := system.IsLockError(&remote.CommandError{ExitCode: 100, Stderr: tt.stderr}); got != tt.lock {
+			t.Errorf("IsLockError(%q) = %v", tt.stderr, got)
+		}
+	}
+}
+
 func TestInstallPackagesRefusesBadInputBeforeRunning(t *testing.T) {
 	v := newVM(t, ubuntu.Options{})
 	for _, tt := range []struct {

@@ -149,7 +149,7 @@ func (a *aptRun) lock(lists bool) bool {
 		if lists || a.timeout <= 0 {
 			return fail(unattendedUpgrades)
 		}
-		errf(p, "Waiting for cache lock: Could not get lock %s. It is held by process %s...", file, unattendedUpgrades)
+		a.waiting(file)
 		t := time.NewTimer(min(wait, a.timeout))
 		defer t.Stop()
 		select {
@@ -173,7 +173,7 @@ func (a *aptRun) lock(lists bool) bool {
 		if a.timeout <= 0 {
 			return fail(unattendedUpgrades)
 		}
-		errf(p, "Waiting for cache lock: Could not get lock %s. It is held by process %s...", file, unattendedUpgrades)
+		a.waiting(file)
 	}
 	select {
 	case <-m.dpkgLock:
@@ -193,6 +193,20 @@ func (a *aptRun) lock(lists bool) bool {
 	}
 	a.released = func() { m.dpkgLock <- struct{}{} }
 	return true
+}
+
+// waiting prints apt's progress line while it waits for a lock held by
+// unattended-upgrades. It is progress, not an error: debSystem::Lock's
+// GetLockMaybeWait (apt-pkg/deb/debsystem.cc) hands "Waiting for cache
+// lock: %s" to the OpProgress, and apt-get's OpTextProgress writes to
+// standard output (apt-pkg/contrib/progress.cc, OpTextProgress::Write and
+// Update: cout), once with -q (NoUpdate) and not at all with -qq
+// (NoDisplay); the fake prints it once, as with -q, without the
+// spinner's "\r... N/Ts" updates. Only if the wait fails does apt print
+// its errors ("E: ...") on standard error (GlobalError::DumpErrors:
+// std::cerr).
+func (a *aptRun) waiting(file string) {
+	a.out("Waiting for cache lock: Could not get lock %s. It is held by process %s...", file, unattendedUpgrades)
 }
 
 func (a *aptRun) unlock() {

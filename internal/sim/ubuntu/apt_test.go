@@ -129,7 +129,14 @@ func TestAptDpkgLock(t *testing.T) {
 	// apt-get that waits for the lock succeeds.
 	v.HoldDpkgLock(5)
 	r := v.root("apt-get -o DPkg::Lock::Timeout=60 install -y socat")
-	wantCode(t, "Lock::Timeout", r, 0, "Setting up socat", "Waiting for cache lock")
+	// The wait is progress on standard output, not an error.
+	wantCode(t, "Lock::Timeout", r, 0, "Waiting for cache lock: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 2425 (unattended-upgr)...\n", "")
+	wantCode(t, "Lock::Timeout installs", r, 0, "Setting up socat", "")
+	if strings.Contains(r.stderr, "lock") {
+		t.Errorf("a wait for the lock on standard error: %q", r.stderr)
+	}
+	v.HoldDpkgLock(1)
+	wantCode(t, "-qq waits silently", v.root("apt-get -qq -o DPkg::Lock::Timeout=60 install -y curl"), 0, "", "")
 	wantCode(t, "the lock is free again", v.root("apt-get install -y conntrack"), 0, "Setting up conntrack", "")
 
 	// dpkg itself.
