@@ -56,32 +56,31 @@ func TestAPinnedPackageAtItsVersionIsOnlyHeld(t *testing.T) {
 	}
 }
 
+// unattended-upgrades holds the locks for two attempts: apt-get update,
+// which does not wait for the lists lock, fails twice and is retried.
 func TestInstallPackagesWaitsOutTheLock(t *testing.T) {
 	v := newVM(t, ubuntu.Options{})
-	v.HoldDpkgLockFor(1500 * time.Millisecond)
+	v.HoldAptLocks(2)
 	res, cmds, err := v.step(install(system.PackagesOptions{Packages: []string{"jq"}, LockTimeout: 30 * time.Second}))
 	if err != nil || !res.Changed || !v.Installed("jq") {
 		t.Fatalf("%v, %v, jq installed %v", res, err, v.Installed("jq"))
 	}
-	// apt-get update does not wait for the lists lock: retried.
-	if n := count(cmds, "apt-get update"); n < 2 {
-		t.Errorf("apt-get update ran %d times, want retries:\n%s", n, strings.Join(cmds, "\n"))
+	if n := count(cmds, "apt-get update"); n != 3 || count(cmds, "apt-get install") != 1 {
+		t.Errorf("apt-get update ran %d times, want 2 failures and a success:\n%s", n, strings.Join(cmds, "\n"))
 	}
 }
 
+// A lock that stays held: the step gives up once LockTimeout has passed,
+// with apt's error.
 func TestInstallPackagesGivesUpOnALockHeldTooLong(t *testing.T) {
 	v := newVM(t, ubuntu.Options{})
-	v.HoldDpkgLockFor(time.Minute)
-	start := time.Now()
-	_, _, err := v.step(install(system.PackagesOptions{Packages: []string{"jq"}, LockTimeout: 2 * time.Second}))
-	if !system.IsLockError(err) || !strings.Contains(err.Error(), "lock was still held after 2s") || !strings.Contains(err.Error(), "unattended-upgr") {
+	v.HoldAptLocks(1 << 30)
+	_, cmds, err := v.step(install(system.PackagesOptions{Packages: []string{"jq"}, LockTimeout: time.Second}))
+	if !system.IsLockError(err) || !strings.Contains(err.Error(), "lock was still held after 1s") || !strings.Contains(err.Error(), "unattended-upgr") {
 		t.Errorf("err = %v", err)
 	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("gave up after %s", d)
-	}
-	if v.Installed("jq") {
-		t.Error("installed under a held lock")
+	if v.Installed("jq") || count(cmds, "apt-get update") == 0 || count(cmds, "apt-get install") != 0 {
+		t.Errorf("jq installed %v under a held lock after %q", v.Installed("jq"), cmds)
 	}
 }
 
@@ -98,6 +97,15 @@ func TestInstallPackagesDoesNotRetryOtherFailures(t *testing.T) {
 	}
 	if n := count(cmds, "apt-get install"); n != 1 {
 		t.Errorf("apt-get install ran %d times", n)
+	}
+	// The same after waiting for the dpkg lock: not retried.
+	v.HoldDpkgLock(1)
+	_, cmds, err = v.step(install(system.PackagesOptions{Packages: []string{"flaky"}, LockTimeout: 30 * time.Second}))
+	if !errors.As(err, &ce) || system.IsLockError(err) || !strings.Contains(err.Error(), "returned an error code (1)") {
+		t.Errorf("after a wait: err = %v", err)
+	}
+	if n := count(cmds, "apt-get install"); n != 1 {
+		t.Errorf("after a wait: apt-get install ran %d times", n)
 	}
 	_, cmds, err = v.step(install(system.PackagesOptions{Packages: []string{"nosuch"}}))
 	if err == nil || !strings.Contains(err.Error(), "Unable to locate package nosuch") || count(cmds, "apt-get install") != 1 {

@@ -20,7 +20,7 @@ import (
 func ExampleWait() {
 	ctx := context.Background()
 	attempts := 0
-	err := system.Wait(ctx, "the API server to answer", 2*time.Second, 10*time.Millisecond, func(ctx context.Context) (bool, error) {
+	err := system.Wait(ctx, "the API server to answer", time.Minute, 10*time.Millisecond, func(ctx context.Context) (bool, error) {
 		attempts++
 		if attempts < 3 {
 			return false, errors.New("connection refused")

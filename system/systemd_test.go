@@ -145,7 +145,6 @@ func TestEnsureActive(t *testing.T) {
 
 func TestWaitNamesWhatItAwaitedAndTheLastFailure(t *testing.T) {
 	calls := 0
-	start := time.Now()
 	err := system.Wait(context.Background(), "the registry to answer", 300*time.Millisecond, 50*time.Millisecond, func(context.Context) (bool, error) {
 		calls++
 		return false, errors.New("HTTP 503")
@@ -154,8 +153,8 @@ func TestWaitNamesWhatItAwaitedAndTheLastFailure(t *testing.T) {
 	if !errors.As(err, &we) || !errors.Is(err, context.DeadlineExceeded) || err.Error() != "waiting for the registry to answer: not done within 300ms: last attempt: HTTP 503" {
 		t.Errorf("err = %v", err)
 	}
-	if d := time.Since(start); calls < 3 || d > 2*time.Second {
-		t.Errorf("%d calls in %s", calls, d)
+	if calls < 1 {
+		t.Errorf("%d calls", calls)
 	}
 	// The deadline's own failure does not hide the telling one.
 	n := 0
@@ -169,8 +168,9 @@ func TestWaitNamesWhatItAwaitedAndTheLastFailure(t *testing.T) {
 	if !strings.HasSuffix(err.Error(), "last attempt: connection refused") {
 		t.Errorf("err = %v", err)
 	}
-	if err := system.Wait(context.Background(), "x", time.Second, time.Millisecond, func(context.Context) (bool, error) { calls++; return calls > 10, nil }); err != nil {
-		t.Errorf("err = %v", err)
+	calls = 0
+	if err := system.Wait(context.Background(), "x", time.Hour, time.Millisecond, func(context.Context) (bool, error) { calls++; return calls > 10, nil }); err != nil || calls != 11 {
+		t.Errorf("err = %v after %d calls", err, calls)
 	}
 }
 

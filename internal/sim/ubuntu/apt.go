@@ -143,26 +143,23 @@ func (a *aptRun) lock(lists bool) bool {
 		errf(p, "%s", what)
 		return false
 	}
-	if wait := m.lockRemaining(); wait > 0 {
-		// HoldDpkgLockFor: apt-get update takes the lists lock without
-		// waiting; the dpkg lock is waited for up to DPkg::Lock::Timeout.
-		if lists || a.timeout <= 0 {
-			return fail(unattendedUpgrades)
-		}
-		a.waiting(file)
-		t := time.NewTimer(min(wait, a.timeout))
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-a.ctx.Done():
-			return false
-		}
-		if m.lockRemaining() > 0 {
-			return fail(unattendedUpgrades)
-		}
+	// HoldAptLocks: one attempt for the lists lock and without a
+	// timeout, one a second for DPkg::Lock::Timeout seconds otherwise
+	// (debsystem.cc, GetLockMaybeWait).
+	tries := 1
+	if !lists && a.timeout > 0 {
+		tries = int(a.timeout / time.Second)
 	}
+	ok, waited := m.tryAptLocks(tries)
+	if waited && !lists && a.timeout > 0 {
+		a.waiting(file)
+	}
+	if !ok {
+		return fail(unattendedUpgrades)
+	}
+	// HoldDpkgLock holds the dpkg frontend lock only.
 	m.mu.Lock()
-	held := m.lockHeldFor > 0
+	held := !lists && m.lockHeldFor > 0
 	if held && a.timeout > 0 {
 		m.lockHeldFor = 0 // unattended-upgrades finishes while we wait
 	} else if held {
@@ -173,7 +170,9 @@ func (a *aptRun) lock(lists bool) bool {
 		if a.timeout <= 0 {
 			return fail(unattendedUpgrades)
 		}
-		a.waiting(file)
+		if !waited {
+			a.waiting(file)
+		}
 	}
 	select {
 	case <-m.dpkgLock:
@@ -852,7 +851,7 @@ func aptMarkTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 			errf(p, "E: Executing dpkg failed. Are you root?")
 			return 100
 		}
-		if m.lockRemaining() > 0 {
+		if ok, _ := m.tryAptLocks(1); !ok {
 			errf(p, "dpkg: error: dpkg frontend lock was locked by another process with pid 2425")
 			errf(p, "Note: removing the lock file is always wrong, and can end up damaging the")
 			errf(p, "locked area and the entire system. See <https://wiki.debian.org/Teams/Dpkg/FAQ#db-lock>.")

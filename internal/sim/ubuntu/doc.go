@@ -70,8 +70,10 @@
 //     root only for changes, as kmod and procps-ng behave. A
 //     [Machine.Reboot] unloads every module and resets the parameters,
 //     then applies modules-load.d and sysctl.d as systemd does at boot.
-//     [Machine.HoldDpkgLockFor] holds the dpkg and lists locks for a
-//     while, so that a step's lock timeout and retries can be tested.
+//     [Machine.HoldAptLocks] holds the dpkg and lists locks for a number
+//     of attempts to take them (apt-get's DPkg::Lock::Timeout=N makes up
+//     to N), so that a step's lock timeout and retries can be tested
+//     without a clock.
 //   - lsb_release, arch and, on arm64, uname report the release and the
 //     architecture.
 //   - The login PATH of SSH sessions ([LoginPath]): OpenSSH's default user

@@ -7,7 +7,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
@@ -59,11 +58,15 @@ func dpkgTool(ctx context.Context, m *Machine, p *sshtest.Process) int {
 // --configure -a), running their OnInstall hooks and units again.
 func (m *Machine) dpkgConfigurePending(p *sshtest.Process) int {
 	m.mu.Lock()
-	held := m.lockHeldFor > 0 || time.Now().Before(m.lockHeldUntil)
-	if m.lockHeldFor > 0 {
+	held := m.lockHeldFor > 0
+	if held {
 		m.lockHeldFor--
 	}
 	m.mu.Unlock()
+	if !held {
+		ok, _ := m.tryAptLocks(1)
+		held = !ok
+	}
 	if held {
 		errf(p, "dpkg: error: dpkg frontend lock was locked by another process with pid 2425")
 		errf(p, "Note: removing the lock file is always wrong, and can end up damaging the")

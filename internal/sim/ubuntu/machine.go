@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
@@ -65,8 +64,8 @@ type Machine struct {
 	lists         map[string]bool // repositories whose lists apt-get update fetched ("" is the Ubuntu archive)
 	listsFetched  bool
 	aptUpdates    int
-	lockHeldFor   int       // invocations that will still find the lock held by unattended-upgrades
-	lockHeldUntil time.Time // HoldDpkgLockFor: unattended-upgrades holds the locks until then
+	lockHeldFor   int // invocations that will still find the lock held by unattended-upgrades
+	locksHeldFor  int // HoldAptLocks: lock attempts that will still find the dpkg and lists locks held
 	kernel        kernelState
 	units         map[string]*unitState
 	daemonReloads int
@@ -267,32 +266,45 @@ func (m *Machine) HoldDpkgLock(attempts int) {
 	m.lockHeldFor = attempts
 }
 
-// HoldDpkgLockFor makes unattended-upgrades hold the dpkg frontend lock
-// and the package lists lock for d from now, as it does for minutes after
-// a VM boots. Meanwhile apt-get install (and remove, upgrade) fails at
-// once with "E: Could not get lock /var/lib/dpkg/lock-frontend. It is
-// held by process 2425 (unattended-upgr)" and exit status 100, or, given
-// -o DPkg::Lock::Timeout=N, prints "Waiting for cache lock: ..." and
-// waits up to N seconds for the lock (apt-pkg/deb/debsystem.cc,
-// debSystem::Lock), failing the same way if it is still held then;
-// apt-get update fails at once whatever its options, since the lists lock
-// is taken without waiting (apt-pkg/acquire.cc, pkgAcquire::GetLock:
-// "Unable to lock directory /var/lib/apt/lists/"); apt-mark hold fails as
-// its `dpkg --set-selections` does ("dpkg: error: dpkg frontend lock was
-// locked by another process with pid 2425", then apt-mark's "E: Executing
-// dpkg failed. Are you root?", cmdline/apt-mark.cc) and dpkg
-// --configure -a with status 2.
-func (m *Machine) HoldDpkgLockFor(d time.Duration) {
+// HoldAptLocks makes unattended-upgrades hold the dpkg frontend lock and
+// the package lists lock for the next attempts attempts to take them, as
+// it does for minutes after a VM boots; the fake counts attempts, not
+// time, so that a test depends on no clock. An attempt is one try of
+// apt's GetLock (apt-pkg/contrib/fileutl.cc): apt-get install (and remove,
+// upgrade) makes one, or, given -o DPkg::Lock::Timeout=N, up to N, as
+// apt's GetLockMaybeWait tries once a second for N seconds
+// (apt-pkg/deb/debsystem.cc), printing "Waiting for cache lock: ..." on
+// standard output; the fake does not sleep between them. apt-get update
+// makes one whatever its options, since the lists lock is taken without
+// waiting (apt-pkg/acquire.cc, pkgAcquire::GetLock: "Unable to lock
+// directory /var/lib/apt/lists/"), and so do apt-mark hold (its `dpkg
+// --set-selections`) and dpkg --configure -a. One that fails fails as
+// apt does: "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held
+// by process 2425 (unattended-upgr)" and exit status 100; apt-mark with
+// dpkg's "dpkg: error: dpkg frontend lock was locked by another process
+// with pid 2425", then apt-mark's "E: Executing dpkg failed. Are you
+// root?" (cmdline/apt-mark.cc); dpkg --configure -a with status 2. Once
+// attempts have failed, the locks are free.
+func (m *Machine) HoldAptLocks(attempts int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.lockHeldUntil = time.Now().Add(d)
+	m.locksHeldFor = attempts
 }
 
-// lockHeldFor returns how much longer HoldDpkgLockFor holds the locks.
-func (m *Machine) lockRemaining() time.Duration {
+// tryAptLocks makes up to tries attempts to take the locks HoldAptLocks
+// holds, and reports whether one succeeded and whether one failed first.
+func (m *Machine) tryAptLocks(tries int) (ok, waited bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return time.Until(m.lockHeldUntil)
+	if m.locksHeldFor <= 0 {
+		return true, false
+	}
+	if tries <= m.locksHeldFor {
+		m.locksHeldFor -= tries
+		return false, true
+	}
+	m.locksHeldFor = 0
+	return true, true
 }
 
 // AptUpdates returns how many times apt-get update succeeded.
