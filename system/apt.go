@@ -33,7 +33,8 @@ type PackagesOptions struct {
 	Packages []string
 	// LockTimeout bounds the wait for the dpkg and apt locks, in whole
 	// seconds; [DefaultLockTimeout] when zero. apt-get waits for the dpkg
-	// lock itself (-o DPkg::Lock::Timeout); a command that still fails
+	// lock itself (-o DPkg::Lock::Timeout, given what remains of
+	// LockTimeout since the step began); a command that still fails
 	// because a lock is held (apt-get update does not wait) is retried
 	// until LockTimeout has passed since the step began. No other failure
 	// is retried.
@@ -247,21 +248,33 @@ type aptRunner struct {
 }
 
 // run runs `apt-get VERB OPTIONS... -o DPkg::Lock::Timeout=N OPERANDS...`
-// as root, non-interactively.
+// as root, non-interactively. N is what remains, in whole seconds rounded
+// up, of the step's lock timeout when the attempt starts, never negative
+// (apt reads a negative timeout as "wait for ever": debsystem.cc,
+// GetLockMaybeWait), so that apt's own waits and the retries together
+// stay within the timeout (to apt's granularity of a second).
 func (a aptRunner) run(ctx context.Context, verb string, opts []string, operands ...string) error {
-	secs := strconv.Itoa(int(math.Ceil(a.timeout.Seconds())))
-	argv := append(append([]string{"apt-get", verb}, opts...), "-o", "DPkg::Lock::Timeout="+secs)
-	argv = append(argv, operands...)
-	return a.retry(ctx, remote.Cmd{Args: argv, Env: map[string]string{"DEBIAN_FRONTEND": "noninteractive"}, Sudo: true, Idempotent: true})
+	return a.retryWith(ctx, func() remote.Cmd {
+		left := max(time.Until(a.start.Add(a.timeout)), 0)
+		secs := strconv.Itoa(int(math.Ceil(left.Seconds())))
+		argv := append(append([]string{"apt-get", verb}, opts...), "-o", "DPkg::Lock::Timeout="+secs)
+		argv = append(argv, operands...)
+		return remote.Cmd{Args: argv, Env: map[string]string{"DEBIAN_FRONTEND": "noninteractive"}, Sudo: true, Idempotent: true}
+	})
 }
 
 // retry runs c until it succeeds, fails for another reason than a held
 // lock, or the lock timeout has passed since the step began.
 func (a aptRunner) retry(ctx context.Context, c remote.Cmd) error {
+	return a.retryWith(ctx, func() remote.Cmd { return c })
+}
+
+// retryWith is retry with the command made anew for each attempt.
+func (a aptRunner) retryWith(ctx context.Context, cmd func() remote.Cmd) error {
 	deadline := a.start.Add(a.timeout)
 	backoff := 500 * time.Millisecond
 	for {
-		_, err := a.h.Run(ctx, c)
+		_, err := a.h.Run(ctx, cmd())
 		if err == nil || !IsLockError(err) {
 			return err
 		}

@@ -3,6 +3,7 @@ package system_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,18 @@ func TestInstallPackagesWaitsOutTheLock(t *testing.T) {
 	}
 	if n := count(cmds, "apt-get update"); n != 3 || count(cmds, "apt-get install") != 1 {
 		t.Errorf("apt-get update ran %d times, want 2 failures and a success:\n%s", n, strings.Join(cmds, "\n"))
+	}
+	// Two back-offs (0.5s and 1s at least) passed before apt-get install:
+	// it is given what remains of the 30s, not 30s again.
+	for _, c := range cmds {
+		if !strings.Contains(c, "apt-get install") {
+			continue
+		}
+		_, after, _ := strings.Cut(c, "DPkg::Lock::Timeout=")
+		secs, err := strconv.Atoi(strings.Fields(after)[0])
+		if err != nil || secs > 29 || secs < 0 {
+			t.Errorf("apt-get install waits up to %q seconds, want at most 29: %s", strings.Fields(after)[0], c)
+		}
 	}
 }
 
