@@ -42,8 +42,12 @@ type ModulesOptions struct {
 // LoadKernelModules makes the kernel modules of opts loaded now and at
 // boot: ModulesLoadDir/NAME.conf lists them, one per line
 // (modules-load.d(5)), and `modprobe -a` loads those that /proc/modules
-// does not list. A converged host costs one command (the file's probe)
-// and one SFTP read of /proc/modules.
+// does not list, unless the kernel has them built in (modules.builtin,
+// read by the same command). Module names of opts are modprobe's: an
+// alias (a name modules.alias maps to another module) is loaded, but
+// /proc/modules lists it under its own name, so the step loads it again on
+// every run. A converged host costs two commands (the file's probe and
+// the modules' read).
 func LoadKernelModules(ctx context.Context, h remote.Host, opts ModulesOptions) (lcm.Result, error) {
 	var probs problems
 	if !confName.MatchString(opts.Name) {
@@ -76,18 +80,11 @@ func LoadKernelModules(ctx context.Context, h remote.Host, opts ModulesOptions) 
 	if changed {
 		did = append(did, "wrote "+file)
 	}
-	// /proc/modules: one line per loaded module, its name first
-	// (proc(5), /proc/modules). Readable by anyone.
-	data, err := h.ReadFile(ctx, "/proc/modules", remote.FileOptions{})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"sh", "-c", loadedModulesScript, "mgmtkit-modules"}, Idempotent: true})
 	if err != nil {
 		return result(did), err
 	}
-	loaded := map[string]bool{}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) > 0 {
-			loaded[modKey(f[0])] = true
-		}
-	}
+	loaded := parseLoadedModules(string(out.Stdout))
 	var load []string
 	for _, m := range opts.Modules {
 		if !loaded[modKey(m)] {
@@ -103,6 +100,41 @@ func LoadKernelModules(ctx context.Context, h remote.Host, opts ModulesOptions) 
 		did = append(did, "loaded "+strings.Join(load, " "))
 	}
 	return result(did), nil
+}
+
+// loadedModulesScript prints /proc/modules, one line per loaded module,
+// its name first (proc(5), /proc/modules), then a line "--builtin--" and
+// the modules built into the running kernel, which /proc/modules never
+// lists: /lib/modules/$(uname -r)/modules.builtin, one path of the ".ko"
+// file the module would be per line ("kernel/fs/ext4/ext4.ko";
+// modules.builtin(5), written by the kernel's build, read by kmod so that
+// modprobe of a built-in module succeeds). A kernel without the file
+// (one not installed from a package) lists none. Both are readable by
+// anyone.
+const loadedModulesScript = `set -eu
+cat /proc/modules
+echo --builtin--
+f=/lib/modules/$(uname -r)/modules.builtin
+if [ -r "$f" ]; then cat "$f"; fi`
+
+// parseLoadedModules reads loadedModulesScript's output into the set of
+// loaded and built-in modules, by modKey.
+func parseLoadedModules(out string) map[string]bool {
+	loaded := map[string]bool{}
+	builtin := false
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0:
+		case f[0] == "--builtin--":
+			builtin = true
+		case builtin:
+			loaded[modKey(strings.TrimSuffix(path.Base(f[0]), ".ko"))] = true
+		default:
+			loaded[modKey(f[0])] = true
+		}
+	}
+	return loaded
 }
 
 // modKey is a module name as /proc/modules spells it: modprobe(8) "treats

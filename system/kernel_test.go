@@ -39,7 +39,8 @@ func TestKernelModulesAndSysctlsPersist(t *testing.T) {
 	if err != nil || !res.Changed || count(cmds, "modprobe -a overlay br-netfilter") != 1 {
 		t.Fatalf("modules: %v, %v, %q", res, err, cmds)
 	}
-	if res, cmds, err := v.step(mods); err != nil || res.Changed || len(cmds) != 1 {
+	// The file's probe and the read of the loaded and built-in modules.
+	if res, cmds, err := v.step(mods); err != nil || res.Changed || len(cmds) != 2 {
 		t.Errorf("modules again: %v, %v, %q", res, err, cmds)
 	}
 	res, cmds, err = v.step(sysctls)
@@ -105,5 +106,24 @@ func TestKernelStepsRefuseBadInputBeforeRunning(t *testing.T) {
 		if len(cmds) != 0 {
 			t.Errorf("%s: %d commands", tt.want, len(cmds))
 		}
+	}
+}
+
+// A module built into the kernel never shows in /proc/modules: it is
+// loaded all the same, as /lib/modules/$(uname -r)/modules.builtin says.
+func TestBuiltInKernelModulesCountAsLoaded(t *testing.T) {
+	v := newVM(t, ubuntu.Options{})
+	mods := func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+		return system.LoadKernelModules(ctx, h, system.ModulesOptions{Name: "mgmtkit-k8s", Modules: []string{"ext4", "dm-mod", "overlay"}})
+	}
+	res, cmds, err := v.step(mods)
+	if err != nil || res.Detail != "wrote /etc/modules-load.d/mgmtkit-k8s.conf; loaded overlay" || count(cmds, "modprobe") != 1 {
+		t.Fatalf("fresh: %v, %v, %q", res, err, cmds)
+	}
+	if res, cmds, err := v.step(mods); err != nil || res.Changed || count(cmds, "modprobe") != 0 {
+		t.Errorf("again: %v, %v, %q", res, err, cmds)
+	}
+	if got := v.LoadedModules(); slices.Contains(got, "ext4") || !slices.Contains(got, "overlay") {
+		t.Errorf("loaded modules %v", got)
 	}
 }

@@ -65,7 +65,8 @@
 //     mkfs wipes them. Programs and SFTP see the mounted files, because the
 //     machine moves them into its filesystem on mount and back on umount.
 //   - The kernel: modules (modprobe [-a] [--dry-run], lsmod,
-//     /proc/modules; br_netfilter brings the net.bridge.* sysctls) and
+//     /proc/modules; br_netfilter brings the net.bridge.* sysctls; ext4, dm-mod and a few
+//     others are built in, listed in /lib/modules/RELEASE/modules.builtin) and
 //     parameters (sysctl KEY, -n, -e, -w, -p FILE, --system; /proc/sys),
 //     root only for changes, as kmod and procps-ng behave. A
 //     [Machine.Reboot] unloads every module and resets the parameters,

@@ -93,6 +93,7 @@ func (m *Machine) writeImage(manage ManageEtcHosts) error {
 	}
 	try(m.writeFile("/var/lib/apt/extended_states", "", 0o644))
 	try(m.writeFile("/etc/apt/apt.conf.d/20auto-upgrades", "APT::Periodic::Update-Package-Lists \"1\";\nAPT::Periodic::Unattended-Upgrade \"1\";\n", 0o644))
+	try(m.writeFile("/lib/modules/"+kernelRelease+"/modules.builtin", strings.Join(builtinModules, "\n")+"\n", 0o644))
 	try(m.writeFile("/proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n", 0o444))
 	if !f.Exists("/etc/mtab") {
 		try(f.Symlink("../proc/mounts", "/etc/mtab"))

@@ -46,6 +46,31 @@ var availableModules = map[string]kernelModule{
 	"iptable_nat":  {size: 16384, deps: []string{"ip_tables"}},
 }
 
+// builtinModules are modules compiled into Ubuntu's generic kernel
+// (CONFIG_...=y in its config), as /lib/modules/RELEASE/modules.builtin
+// lists them: one path per line relative to the module directory, the
+// ".ko" file the module would be (modules.builtin(5); kmod reads it so
+// that modprobe of a built-in module succeeds without loading anything,
+// libkmod/libkmod-module.c, kmod_module_get_initstate: KMOD_MODULE_BUILTIN).
+// Built-in modules never appear in /proc/modules (proc(5): "a list of the
+// modules that have been loaded"), nor in lsmod.
+var builtinModules = []string{
+	"kernel/drivers/md/dm-mod.ko",
+	"kernel/fs/ext4/ext4.ko",
+	"kernel/fs/fuse/fuse.ko",
+	"kernel/net/ipv6/ipv6.ko",
+	"kernel/net/unix/unix.ko",
+}
+
+// builtinModule reports whether a module name (with '-' or '_') is built
+// into the kernel.
+func builtinModule(name string) bool {
+	key := strings.ReplaceAll(name, "-", "_")
+	return slices.ContainsFunc(builtinModules, func(f string) bool {
+		return strings.ReplaceAll(strings.TrimSuffix(path.Base(f), ".ko"), "-", "_") == key
+	})
+}
+
 // defaultSysctls are kernel parameters of a booted Ubuntu 22.04 VM
 // (kernel defaults, and those of /usr/lib/sysctl.d and /etc/sysctl.d of
 // procps and systemd, e.g. 50-pid-max.conf), as `sysctl` prints them.
@@ -227,7 +252,8 @@ func dotted(k string) string {
 }
 
 // modprobeTool: modprobe [-a] [-n|--dry-run] [-q] [-v] MODULE..., after
-// kmod's modprobe(8). Without -a only the first operand is a module (the
+// kmod's modprobe(8). A built-in module (modules.builtin) succeeds and
+// loads nothing. Without -a only the first operand is a module (the
 // rest would be its parameters, which are not modelled). Loading needs
 // root: "modprobe: ERROR: could not insert 'M': Operation not permitted";
 // an unknown module is "modprobe: FATAL: Module M not found in directory
@@ -249,7 +275,7 @@ func modprobeTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, mod := range mods {
-		if _, ok := availableModules[strings.ReplaceAll(mod, "-", "_")]; !ok {
+		if _, ok := availableModules[strings.ReplaceAll(mod, "-", "_")]; !ok && !builtinModule(mod) {
 			if !quiet {
 				errf(p, "modprobe: FATAL: Module %s not found in directory /lib/modules/%s", mod, kernelRelease)
 			}
@@ -261,7 +287,7 @@ func modprobeTool(_ context.Context, m *Machine, p *sshtest.Process) int {
 	}
 	for _, mod := range mods {
 		key := strings.ReplaceAll(mod, "-", "_")
-		if slices.Contains(m.kernel.modules, key) {
+		if slices.Contains(m.kernel.modules, key) || builtinModule(mod) {
 			continue
 		}
 		if !isRoot(p) {

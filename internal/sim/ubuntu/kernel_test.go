@@ -2,6 +2,7 @@ package ubuntu
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -65,5 +66,19 @@ func TestDpkgLockHeldForAWhile(t *testing.T) {
 	wantCode(t, "free", v.root("apt-get install -y conntrack"), 0, "Setting up conntrack", "")
 	if !v.Installed("socat") {
 		t.Error("socat is not installed")
+	}
+}
+
+// A built-in module is in modules.builtin, not in /proc/modules or lsmod,
+// and modprobe of it succeeds without loading anything.
+func TestBuiltInModules(t *testing.T) {
+	v := newVM(t, Options{})
+	wantCode(t, "modules.builtin", v.user("cat /lib/modules/$(uname -r)/modules.builtin"), 0, "kernel/fs/ext4/ext4.ko\n", "")
+	want(t, "modprobe ext4", v.root("modprobe -a ext4 dm-mod overlay"), "", "", 0)
+	if got := v.LoadedModules(); len(got) != 1 || got[0] != "overlay" {
+		t.Errorf("loaded modules %v", got)
+	}
+	if r := v.user("cat /proc/modules; lsmod"); strings.Contains(r.stdout, "ext4") || strings.Contains(r.stdout, "dm_mod") {
+		t.Errorf("a built-in module listed: %q", r.stdout)
 	}
 }
