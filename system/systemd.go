@@ -133,7 +133,10 @@ func readUnitState(ctx context.Context, h remote.Host, unit, marker string, file
 		switch {
 		case !ok:
 		case strings.HasPrefix(k, "/"):
-			st.files[k] = v
+			// A hash or "absent" holds no '=': the file is what
+			// precedes the last one.
+			i := strings.LastIndexByte(line, '=')
+			st.files[line[:i]] = line[i+1:]
 		case k == "Pending":
 			st.pending = v == "yes"
 		default:
@@ -160,7 +163,12 @@ func checkUnitOptions(o UnitOptions) (string, error) {
 		dir, base := path.Split(p)
 		switch {
 		case p == path.Join(UnitDir, unit):
-		case dir == path.Join(UnitDir, unit+".d")+"/" && strings.HasSuffix(base, ".conf") && len(base) > len(".conf") && !strings.HasPrefix(base, "."):
+		case dir == path.Join(UnitDir, unit+".d")+"/" && strings.HasSuffix(base, ".conf"):
+			// The state probe prints "FILE=HASH" lines: a name with
+			// '=' or a line break would be misread.
+			if !confName.MatchString(strings.TrimSuffix(base, ".conf")) {
+				probs.addf(at, "drop-in name %q is not NAME.conf with NAME of letters, digits and _ . @ + -, starting with a letter or digit", base)
+			}
 		default:
 			probs.addf(at, "%q is neither %s nor a drop-in %s/NAME.conf", p, path.Join(UnitDir, unit), path.Join(UnitDir, unit+".d"))
 		}

@@ -117,6 +117,11 @@ func TestConfigureUnitRefusesBadInputBeforeRunning(t *testing.T) {
 		{system.UnitOptions{Unit: "app", Files: map[string]string{"/etc/passwd": "x"}}, `Files["/etc/passwd"]: "/etc/passwd" is neither /etc/systemd/system/app.service nor a drop-in`},
 		{system.UnitOptions{Unit: "app", Files: map[string]string{"/etc/systemd/system/app.service.d/x": "x"}}, `Files["/etc/systemd/system/app.service.d/x"]`},
 		{system.UnitOptions{Unit: "app", Absent: []string{"/etc/systemd/system/other.service"}}, "Absent[0]"},
+		// The state probe prints FILE=HASH lines: a name with '=' would
+		// be misread, one with a newline would forge a line.
+		{system.UnitOptions{Unit: "app", Files: map[string]string{"/etc/systemd/system/app.service.d/a=b.conf": "x"}}, `Files["/etc/systemd/system/app.service.d/a=b.conf"]: drop-in name "a=b.conf"`},
+		{system.UnitOptions{Unit: "app", Absent: []string{"/etc/systemd/system/app.service.d/x\nPending=yes.conf"}}, `Absent[0]: drop-in name`},
+		{system.UnitOptions{Unit: "app", Files: map[string]string{"/etc/systemd/system/app.service.d/../../app.service.d/x.conf": "x"}}, `Files["/etc/systemd/system/app.service.d/../../app.service.d/x.conf"]`},
 	} {
 		_, cmds, err := v.step(configure(tt.opts))
 		paramsError(t, err, tt.want)
