@@ -2,6 +2,7 @@ package system_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
@@ -76,6 +77,16 @@ func TestSetHostsBlock(t *testing.T) {
 		paramsError(t, err, tt.want)
 		if len(cmds) != 0 {
 			t.Errorf("%s: %d commands", tt.want, len(cmds))
+		}
+	}
+	// Files are clean absolute paths: what is checked is what is edited.
+	opts.Entries = []system.HostsEntry{{IP: "10.0.0.1", Names: []string{"a"}}}
+	for _, f := range []string{"/etc/../etc/hosts", "/etc//hosts", "/etc/hosts/", "/etc/./hosts", "etc/hosts", "/"} {
+		opts.Files = []string{system.HostsFile, f}
+		_, cmds, err := v.step(hosts)
+		paramsError(t, err, fmt.Sprintf("Files[1]: %q is not a clean absolute path", f))
+		if len(cmds) != 0 {
+			t.Errorf("%s: %d commands", f, len(cmds))
 		}
 	}
 }

@@ -3,6 +3,7 @@ package system
 import (
 	"context"
 	"net/netip"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,7 +33,8 @@ type HostsOptions struct {
 	// address may appear once; a name may appear under several addresses
 	// (an IPv4 and an IPv6 one).
 	Entries []HostsEntry
-	// Files are the files to edit; [HostsFile] when empty. Where
+	// Files are the files to edit, clean absolute paths; [HostsFile]
+	// when empty. Where
 	// cloud-init renders /etc/hosts at every boot (manage_etc_hosts:
 	// true) add its template (/etc/cloud/templates/hosts.debian.tmpl),
 	// or the block is gone after a reboot; the lines hold nothing the
@@ -47,8 +49,10 @@ func hostsLines(o HostsOptions) ([]string, error) {
 		probs.addf("Block", "%q is not a block name (one line, no surrounding spaces)", o.Block)
 	}
 	for i, f := range o.Files {
-		if !strings.HasPrefix(f, "/") || strings.ContainsAny(f, "\x00\n") {
-			probs.addf("Files["+strconv.Itoa(i)+"]", "%q is not an absolute path", f)
+		// Clean, so that the file checked is the file edited ("/etc/../x"
+		// and "/etc/hosts/" are refused, not reinterpreted), and not "/".
+		if !path.IsAbs(f) || path.Clean(f) != f || f == "/" || strings.ContainsAny(f, "\x00\r\n") {
+			probs.addf("Files["+strconv.Itoa(i)+"]", "%q is not a clean absolute path (path.Clean of itself, not /)", f)
 		}
 	}
 	type line struct {
