@@ -30,8 +30,14 @@ const (
 	// DockerPackage is the apt package InstallDocker installs: Ubuntu's own
 	// Docker, which needs no third-party repository or signing key.
 	DockerPackage = "docker.io"
-	// ProxyDropIn is the systemd drop-in InstallDocker owns.
+	// ProxyDropIn is the systemd drop-in InstallDocker owns: it names
+	// ProxyEnvFile in EnvironmentFile=.
 	ProxyDropIn = "/etc/systemd/system/docker.service.d/mgmtkit-proxy.conf"
+	// ProxyEnvFile holds Docker's proxy variables, root-only (0600). The
+	// URLs may carry a password: in Environment= they would be shown to
+	// every local user by `systemctl show docker -p Environment`
+	// (systemd.exec(5)); the variables of an environment file are not.
+	ProxyEnvFile = "/etc/systemd/system/docker.service.d/mgmtkit-proxy.env"
 )
 
 // sudo is a command as root that may run again after a dropped
@@ -40,9 +46,10 @@ func sudo(args ...string) remote.Cmd { return remote.Cmd{Args: args, Sudo: true,
 
 // DockerOptions configure InstallDocker.
 type DockerOptions struct {
-	// Proxy, when set, is written into a systemd drop-in for docker.service
-	// (root-only, since its URLs may hold credentials); when nil, a drop-in
-	// an earlier run wrote is removed.
+	// Proxy, when set, is given to docker.service through a root-only
+	// environment file ([ProxyEnvFile]) that a drop-in ([ProxyDropIn])
+	// names, since its URLs may hold credentials; when nil, the files an
+	// earlier run wrote are removed.
 	Proxy *system.Proxy
 	// Package is the apt package to install; [DockerPackage] by default.
 	Package string
@@ -76,9 +83,9 @@ func InstallDocker(ctx context.Context, h remote.Host, opts DockerOptions) (lcm.
 	// Root-only, since the proxy URLs may hold credentials.
 	unit := system.UnitOptions{Unit: "docker", Mode: 0o600}
 	if opts.Proxy != nil {
-		unit.Files = map[string]string{ProxyDropIn: proxyDropIn(opts.Proxy)}
+		unit.Files = map[string]string{ProxyDropIn: proxyDropIn, ProxyEnvFile: proxyEnv(opts.Proxy)}
 	} else {
-		unit.Absent = []string{ProxyDropIn}
+		unit.Absent = []string{ProxyDropIn, ProxyEnvFile}
 	}
 	r, err := system.ConfigureUnit(ctx, h, unit)
 	res = res.And(r)
@@ -99,15 +106,20 @@ func result(did []string) lcm.Result {
 	return lcm.Changed(strings.Join(did, "; "))
 }
 
-// proxyDropIn renders the drop-in. Values were validated to hold no
-// quotes, backslashes or white space; '%' is systemd's specifier
-// character and is doubled.
-func proxyDropIn(p *system.Proxy) string {
+// proxyDropIn is the drop-in that gives Docker its proxy, from
+// ProxyEnvFile.
+const proxyDropIn = "# Managed by mgmtkit: Docker's proxy, from a root-only file.\n[Service]\nEnvironmentFile=" + ProxyEnvFile + "\n"
+
+// proxyEnv renders ProxyEnvFile: KEY=VALUE lines (systemd.exec(5),
+// EnvironmentFile=). Values were validated to hold no quotes,
+// backslashes, white space or '$', so none needs quoting; systemd does not
+// expand specifiers ('%') in an environment file.
+func proxyEnv(p *system.Proxy) string {
 	var b strings.Builder
-	b.WriteString("# Managed by mgmtkit: Docker's proxy.\n[Service]\n")
+	b.WriteString("# Managed by mgmtkit: Docker's proxy.\n")
 	env := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(&b, "Environment=\"%s=%s\"\n", k, strings.ReplaceAll(v, "%", "%%"))
+			fmt.Fprintf(&b, "%s=%s\n", k, v)
 		}
 	}
 	env("HTTP_PROXY", p.HTTPProxy.Reveal())

@@ -188,8 +188,11 @@ func TestBadInstallParameters(t *testing.T) {
 	if p.Port() != 5001 {
 		t.Errorf("port %d", p.Port())
 	}
-	if got := proxyDropIn(p.Proxy); !strings.Contains(got, `Environment="HTTP_PROXY=http://user1:pass%%25word1@proxy:3128"`) || !strings.Contains(got, `Environment="NO_PROXY=localhost,10.0.0.0/8"`) || strings.Contains(got, "HTTPS_PROXY") {
-		t.Errorf("drop-in:\n%s", got)
+	if got := proxyEnv(p.Proxy); !strings.Contains(got, "\nHTTP_PROXY=http://user1:pass%25word1@proxy:3128\n") || !strings.Contains(got, "\nNO_PROXY=localhost,10.0.0.0/8\n") || strings.Contains(got, "HTTPS_PROXY") {
+		t.Errorf("environment file:\n%s", got)
+	}
+	if strings.Contains(proxyDropIn, "Environment=") || !strings.Contains(proxyDropIn, "\nEnvironmentFile="+ProxyEnvFile+"\n") {
+		t.Errorf("drop-in:\n%s", proxyDropIn)
 	}
 }
 

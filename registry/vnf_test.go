@@ -306,9 +306,14 @@ func TestRegistryVNFProxy(t *testing.T) {
 		t.Fatalf("instantiate_end: %v\n%s", err, r.log)
 	}
 	h := r.host()
-	fi, err := h.FS().Stat(registry.ProxyDropIn)
+	fi, err := h.FS().Stat(registry.ProxyEnvFile)
 	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("drop-in: %v, %v; want mode 0600", fi, err)
+		t.Fatalf("environment file: %v, %v; want mode 0600", fi, err)
+	}
+	// No Environment= in a unit: systemd shows those to every user over
+	// D-Bus (systemctl show -p Environment), whatever the file's mode.
+	if dropIn, err := h.FS().ReadFile(registry.ProxyDropIn); err != nil || strings.Contains(string(dropIn), proxyPW) {
+		t.Errorf("drop-in %q, %v: want one that names the environment file only", dropIn, err)
 	}
 	cfg := containers.Docker(h.Machine).Config()
 	if cfg.HTTPProxy != "http://user1:"+proxyPW+"@proxy.example.com:3128" || cfg.NoProxy != "localhost,127.0.0.1" {
@@ -341,7 +346,7 @@ func TestRegistryVNFProxy(t *testing.T) {
 	if _, err := r.instantiate(); err != nil {
 		t.Fatal(err)
 	}
-	if h.FS().Exists(registry.ProxyDropIn) || containers.Docker(h.Machine).Config().HTTPProxy != "" {
+	if h.FS().Exists(registry.ProxyDropIn) || h.FS().Exists(registry.ProxyEnvFile) || containers.Docker(h.Machine).Config().HTTPProxy != "" {
 		t.Error("the proxy drop-in is still in effect")
 	}
 }

@@ -19,7 +19,8 @@ import (
 //
 // The URLs may hold credentials ("http://user:password@proxy:3128"), so
 // they are secrets: steps write them into root-only files (an apt
-// configuration, a systemd drop-in), never into argv or logs, and no
+// configuration, a systemd environment file: not Environment=, which
+// systemd shows to every user), never into argv or logs, and no
 // validation message repeats them.
 type Proxy struct {
 	// HTTPProxy is http_proxy: an http:// or https:// URL,

@@ -64,8 +64,15 @@ type UnitOptions struct {
 	// Unit is the unit's name ("docker" means "docker.service").
 	Unit string
 	// Files are the unit's files the step owns, path → content: the unit
-	// file itself (UnitDir/UNIT) and drop-ins (UnitDir/UNIT.d/NAME.conf).
-	// Other paths are refused.
+	// file itself (UnitDir/UNIT), drop-ins (UnitDir/UNIT.d/NAME.conf) and
+	// environment files beside them (UnitDir/UNIT.d/NAME.env, which
+	// systemd does not read as drop-ins; a drop-in names one in
+	// EnvironmentFile=). Other paths are refused.
+	//
+	// A secret belongs in an environment file written with Mode 0600, not
+	// in Environment=: systemd.exec(5) warns that Environment= values are
+	// exposed to unprivileged clients over D-Bus (`systemctl show -p
+	// Environment`), whatever the drop-in's mode.
 	Files map[string]string
 	// Absent are files of the unit (same paths as Files) that must not
 	// exist, such as a drop-in an earlier run wrote and whose setting is
@@ -163,14 +170,14 @@ func checkUnitOptions(o UnitOptions) (string, error) {
 		dir, base := path.Split(p)
 		switch {
 		case p == path.Join(UnitDir, unit):
-		case dir == path.Join(UnitDir, unit+".d")+"/" && strings.HasSuffix(base, ".conf"):
+		case dir == path.Join(UnitDir, unit+".d")+"/" && (strings.HasSuffix(base, ".conf") || strings.HasSuffix(base, ".env")):
 			// The state probe prints "FILE=HASH" lines: a name with
 			// '=' or a line break would be misread.
-			if !confName.MatchString(strings.TrimSuffix(base, ".conf")) {
-				probs.addf(at, "drop-in name %q is not NAME.conf with NAME of letters, digits and _ . @ + -, starting with a letter or digit", base)
+			if !confName.MatchString(strings.TrimSuffix(strings.TrimSuffix(base, ".conf"), ".env")) {
+				probs.addf(at, "drop-in name %q is not NAME.conf or NAME.env with NAME of letters, digits and _ . @ + -, starting with a letter or digit", base)
 			}
 		default:
-			probs.addf(at, "%q is neither %s nor a drop-in %s/NAME.conf", p, path.Join(UnitDir, unit), path.Join(UnitDir, unit+".d"))
+			probs.addf(at, "%q is neither %s nor a drop-in %s/NAME.conf or NAME.env", p, path.Join(UnitDir, unit), path.Join(UnitDir, unit+".d"))
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(o.Files)) {

@@ -120,6 +120,8 @@ func TestConfigureUnitRefusesBadInputBeforeRunning(t *testing.T) {
 		// The state probe prints FILE=HASH lines: a name with '=' would
 		// be misread, one with a newline would forge a line.
 		{system.UnitOptions{Unit: "app", Files: map[string]string{"/etc/systemd/system/app.service.d/a=b.conf": "x"}}, `Files["/etc/systemd/system/app.service.d/a=b.conf"]: drop-in name "a=b.conf"`},
+		{system.UnitOptions{Unit: "app", Files: map[string]string{"/etc/systemd/system/app.service.d/a=b.env": "x"}}, `Files["/etc/systemd/system/app.service.d/a=b.env"]: drop-in name "a=b.env"`},
+		{system.UnitOptions{Unit: "app", Files: map[string]string{"/etc/systemd/system/app.service.d/x.txt": "x"}}, `nor a drop-in /etc/systemd/system/app.service.d/NAME.conf or NAME.env`},
 		{system.UnitOptions{Unit: "app", Absent: []string{"/etc/systemd/system/app.service.d/x\nPending=yes.conf"}}, `Absent[0]: drop-in name`},
 		{system.UnitOptions{Unit: "app", Files: map[string]string{"/etc/systemd/system/app.service.d/../../app.service.d/x.conf": "x"}}, `Files["/etc/systemd/system/app.service.d/../../app.service.d/x.conf"]`},
 	} {
