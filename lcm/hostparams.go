@@ -35,6 +35,27 @@ func IsUsername(s string) bool {
 	return !strings.ContainsFunc(s, func(r rune) bool { return !portableRune(r) })
 }
 
+// IsDNSName reports whether s is an RFC 1123 host name (section 2.1, which
+// lets a label start with a digit), without a trailing dot: at most 253
+// characters of dot-separated labels of letters, digits and inner
+// hyphens, 1 to 63 characters each (RFC 1035 section 2.3.4).
+func IsDNSName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // portableRune reports whether r is in POSIX's portable filename
 // character set (A–Z a–z 0–9 . _ -).
 func portableRune(r rune) bool {

@@ -102,3 +102,23 @@ func TestPathWithin(t *testing.T) {
 		}
 	}
 }
+
+func TestIsDNSNameAndIsUsername(t *testing.T) {
+	for s, want := range map[string]bool{
+		"registry.example.com": true, "r": true, "3com.example": true, "a-b.c": true,
+		"": false, "-a.example": false, "a-.example": false, "a..b": false, "a.example.": false,
+		"a_b.example": false, "host1:port1": false, string(make([]byte, 64)) + ".x": false,
+	} {
+		if got := lcm.IsDNSName(s); got != want {
+			t.Errorf("IsDNSName(%q) = %v, want %v", s, got, want)
+		}
+	}
+	for s, want := range map[string]bool{
+		"ubuntu": true, "user01": true, "a.b_c-d": true, "UPPER": true,
+		"": false, "-root": false, "a b": false, "ubuntu;id": false, "abcdefghijklmnopqrstuvwxyz0123456": false,
+	} {
+		if got := lcm.IsUsername(s); got != want {
+			t.Errorf("IsUsername(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -457,7 +457,7 @@ func checkServer(s string) *problem {
 	if strings.HasSuffix(host, ".") {
 		return problemf("has host %q, which ends in a dot; write the name without it", host)
 	}
-	if !validDNSName(host) {
+	if !lcm.IsDNSName(host) {
 		return problemf("has host %q, which is neither an IP address nor a DNS name", host)
 	}
 	return nil
@@ -478,28 +478,10 @@ func parseHostsString(s string) (HostsEntry, *problem) {
 	if strings.HasSuffix(fields[1], ".") {
 		return HostsEntry{}, problemf("must end with a host name without a trailing dot, got %q", fields[1])
 	}
-	if !validDNSName(fields[1]) {
+	if !lcm.IsDNSName(fields[1]) {
 		return HostsEntry{}, problemf("must end with a host name, got %q", fields[1])
 	}
 	return HostsEntry{IP: ip, Name: strings.ToLower(fields[1])}, nil
-}
-
-// validDNSName checks RFC 1123 host name syntax, without a trailing dot.
-func validDNSName(s string) bool {
-	if s == "" || len(s) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(s, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // checkCertificates requires at least one PEM certificate block, each of

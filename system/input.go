@@ -2,8 +2,6 @@ package system
 
 import (
 	"fmt"
-	"regexp"
-	"strings"
 
 	"github.com/mgmtkit/mgmtkit/lcm"
 )
@@ -23,11 +21,6 @@ func (p problems) err() error {
 	return &lcm.ParamsError{Problems: p}
 }
 
-// dnsLabel is one label of an RFC 1123 host name (section 2.1, relaxing
-// RFC 952 to allow a leading digit): letters, digits and hyphens, neither
-// first nor last a hyphen, at most 63 characters (RFC 1035 section 2.3.4).
-var dnsLabel = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`)
-
 // checkDNSName reports what is wrong with name as an RFC 1123 host name of
 // at most max characters ("" if nothing).
 func checkDNSName(name string, max int) string {
@@ -36,11 +29,8 @@ func checkDNSName(name string, max int) string {
 		return "must not be empty"
 	case len(name) > max:
 		return fmt.Sprintf("%q is longer than %d characters", name, max)
-	}
-	for _, l := range strings.Split(name, ".") {
-		if !dnsLabel.MatchString(l) {
-			return fmt.Sprintf("%q is not a host name (RFC 1123: dot-separated labels of letters, digits and inner hyphens, 1 to 63 characters each)", name)
-		}
+	case !lcm.IsDNSName(name):
+		return fmt.Sprintf("%q is not a host name (RFC 1123: dot-separated labels of letters, digits and inner hyphens, 1 to 63 characters each)", name)
 	}
 	return ""
 }

@@ -135,27 +135,7 @@ func validProxyHost(h string) bool {
 	if ip, err := netip.ParseAddr(h); err == nil {
 		return ip.Zone() == ""
 	}
-	return validProxyDNSName(h)
-}
-
-// validProxyDNSName checks RFC 1123 host name syntax (section 2.1): at
-// most 253 characters of dot-separated labels of letters, digits and inner
-// hyphens, 1 to 63 characters each.
-func validProxyDNSName(s string) bool {
-	if s == "" || len(s) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(s, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
-				return false
-			}
-		}
-	}
-	return true
+	return lcm.IsDNSName(h)
 }
 
 // checkNoProxyEntry returns what is wrong with one no_proxy entry, or "".
@@ -182,7 +162,7 @@ func checkNoProxyEntry(e string) string {
 		}
 		return ""
 	}
-	if !validProxyDNSName(strings.TrimPrefix(e, ".")) {
+	if !lcm.IsDNSName(strings.TrimPrefix(e, ".")) {
 		return "must be a host name, a domain (optionally with a leading dot), an IP address or a CIDR"
 	}
 	return ""
