@@ -395,9 +395,11 @@ func planKubespray(t *tour, s scenario) ([]step, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r, ok := withAnsibleServer(req, addr); ok {
-		t.printf("  %s: ansible.ip_address is the simulated Ansible server's, %s\n", source, addr)
-		req = r
+	if t.in.clusterRequest != nil { // a sample's placeholder already is
+		if r, ok := withAnsibleServer(req, addr); ok {
+			t.printf("  %s: ansible.ip_address is the simulated Ansible server's, %s\n", source, addr)
+			req = r
+		}
 	}
 	cluster, err := t.planCluster("kubespray", req, source, sim.ClusterShape{Masters: 3, Workers: 2}, s.name, needAnsible, needLB)
 	if err != nil {

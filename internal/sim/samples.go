@@ -21,21 +21,20 @@ const (
 	KubesprayRootPath      = "/opt/kubespray"
 	KubesprayInventoryPath = "/opt/kubespray/inventory/mycluster"
 	sampleParamsPrefix     = "additionalParams.k8s_cluster_installation_param."
-	sampleAnsibleLogin     = "ansible" // the kubespray sample's ansible.username and password
 )
 
 // Request returns the spec's sample request name made to work in this
-// cloud: [WorkingRequest], with kubespray's Ansible server started
-// ([Cloud.AddAnsibleServer], with the sample's login) when the sample
-// names one.
+// cloud: [WorkingRequest], with ansible.ip_address the address of the
+// cloud's Ansible server ([Cloud.AnsibleServerAddress]; nothing is started
+// yet) when the sample names one.
 func (c *Cloud) Request(name string) ([]byte, error) {
 	ansible := ""
 	if slices.Contains(samples.Placeholders(name), sampleParamsPrefix+"ansible.ip_address") {
-		a, err := c.AddAnsibleServer(Login{User: sampleAnsibleLogin, Password: sampleAnsibleLogin})
+		addr, err := c.AnsibleServerAddress()
 		if err != nil {
 			return nil, err
 		}
-		ansible = a.SSHAddress
+		ansible = addr
 	}
 	return WorkingRequest(name, ansible)
 }
@@ -103,7 +102,8 @@ func (p ClusterParams) VMs() ClusterVMs {
 // SampleCluster returns the sample request name made to work in this
 // cloud ([Cloud.Request]) and the topology of its Kubernetes cluster VNF
 // with shape, its parameters decoded and validated against the sample
-// VNF package as a driver would.
+// VNF package as a driver would. A sample that names an Ansible server
+// has it started, with the request's login: it is there before the VNF.
 func (c *Cloud) SampleCluster(name string, shape ClusterShape) (*lcm.InstantiateVnfRequest, Topology, error) {
 	req, err := c.sampleRequest(name)
 	if err != nil {
@@ -113,6 +113,11 @@ func (c *Cloud) SampleCluster(name string, shape ClusterShape) (*lcm.Instantiate
 	if err := lcm.DecodeParams(req.AdditionalParams, lcm.DecodeOptions{Package: lcm.NewPackage(samples.VNFPackage())},
 		lcm.Param(kubeadm.ClusterParamKey, &p).Required()); err != nil {
 		return nil, Topology{}, fmt.Errorf("sim: %s: %w", name, err)
+	}
+	if a := p.Ansible; a != nil {
+		if _, err := c.AddAnsibleServer(Login{User: a.Username, Password: a.Password.Reveal()}); err != nil {
+			return nil, Topology{}, err
+		}
 	}
 	topo, err := KubernetesCluster(p.VMs(), shape, req.AdditionalParams)
 	return req, topo, err
