@@ -47,8 +47,9 @@ const (
 //
 // Validation checks every field, fills in the defaults (master_node's
 // CIDRs, kubernetes_version, drain_timeout), makes package paths canonical
-// and clears host bits of CIDRs, and refuses overlapping pod, Service and
-// node networks, all before anything runs.
+// and clears host bits of CIDRs, and refuses pod, Service and node
+// networks that overlap or are not all of one IP family (a single-stack
+// cluster), all before anything runs.
 type ClusterParams struct {
 	// ScriptPath is script_path: the reference's install script in the VNF
 	// package (Scripts/install_k8s_cluster.sh), for drivers that run it
@@ -227,20 +228,35 @@ func (p *ClusterParams) checkNetworks(v *lcm.Validator) {
 		node := network{"proxy.k8s_node_cidr", p.Proxy.K8sNodeCIDR, ""}
 		pairs = append(pairs, [2]network{pod, node}, [2]network{svc, node})
 	}
-	for _, pair := range pairs {
-		a, b := pair[0], pair[1]
-		if !a.prefix.Overlaps(b.prefix) {
-			continue
+	name := func(n network) string {
+		if s := n.prefix.String(); s != n.dflt {
+			return s
 		}
-		what := a.prefix.String()
-		if what == a.dflt {
-			what += " (the default)"
-		}
+		return n.prefix.String() + " (the default)"
+	}
+	at := func(n network) *lcm.Validator {
 		at := v
-		for _, k := range strings.Split(a.path, ".") {
+		for _, k := range strings.Split(n.path, ".") {
 			at = at.At(k)
 		}
-		at.Errorf("%s overlaps %s %s: the pod, Service and node networks must be disjoint", what, b.path, b.prefix)
+		return at
+	}
+	for _, pair := range pairs {
+		a, b := pair[0], pair[1]
+		switch {
+		case a.prefix.Addr().Is4In6() || b.prefix.Addr().Is4In6():
+			n := a
+			if !n.prefix.Addr().Is4In6() {
+				n = b
+			}
+			at(n).Errorf("%s is an IPv4 network written as IPv6: write it as IPv4", name(n))
+		case a.prefix.Addr().Is4() != b.prefix.Addr().Is4():
+			// A single-stack cluster: kubeadm and the CNI take the pod and
+			// Service networks, and the nodes' addresses, in one family.
+			at(a).Errorf("%s and %s %s are of different IP families: the pod, Service and node networks must all be IPv4 or all IPv6", name(a), b.path, b.prefix)
+		case a.prefix.Overlaps(b.prefix):
+			at(a).Errorf("%s overlaps %s %s: the pod, Service and node networks must be disjoint", name(a), b.path, b.prefix)
+		}
 	}
 }
 

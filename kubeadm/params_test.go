@@ -342,13 +342,22 @@ func TestClusterParamsIPv6(t *testing.T) {
 	if p.MasterNode.PodCIDR.String() != "fd00:10:244::/56" {
 		t.Errorf("pod_cidr = %v", p.MasterNode.PodCIDR)
 	}
-	_, problems = decodeCluster(t, with(t, map[string]any{"master_node.pod_cidr": "fd00::/65", "master_node.cluster_cidr": "fd00:10:96::/100"}))
+	_, problems = decodeCluster(t, with(t, map[string]any{"master_node.pod_cidr": "fd00::/65", "master_node.cluster_cidr": "fd00:10:96::/100", "proxy.k8s_node_cidr": "fd00:1::/64"}))
 	want := []string{
 		"k8s_cluster_installation_param.master_node.cluster_cidr: fd00:10:96::/100 is too large: kubeadm takes a Service network of at most 2^20 addresses (a /108)",
 		"k8s_cluster_installation_param.master_node.pod_cidr: fd00::/65 is too small: kubeadm gives every node a /64 of the pod network",
 	}
 	if strings.Join(problems, "\n") != strings.Join(want, "\n") {
 		t.Errorf("problems:\n%s", strings.Join(problems, "\n"))
+	}
+	// One family for all three networks, written as such.
+	_, problems = decodeCluster(t, with(t, map[string]any{"master_node.pod_cidr": "fd00:10:244::/56", "master_node.cluster_cidr": "::ffff:10.96.0.0/108"}))
+	want = []string{
+		"k8s_cluster_installation_param.master_node.cluster_cidr: ::ffff:10.96.0.0/108 is an IPv4 network written as IPv6: write it as IPv4",
+		"k8s_cluster_installation_param.master_node.pod_cidr: fd00:10:244::/56 and proxy.k8s_node_cidr 172.16.0.0/24 are of different IP families: the pod, Service and node networks must all be IPv4 or all IPv6",
+	}
+	if strings.Join(problems, "\n") != strings.Join(want, "\n") {
+		t.Errorf("mixed families:\n%s", strings.Join(problems, "\n"))
 	}
 }
 

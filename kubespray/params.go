@@ -87,8 +87,8 @@ func (a *Ansible) Validate(v *lcm.Validator) {
 		return
 	}
 	a.TransferringInventoryPath = inv
-	if rootOK && lcm.PathWithin(a.SampleInventory(), inv) {
-		v.At("transferring_inventory_path").Errorf("must not be or contain %s, kubespray's sample inventory: it is copied to this directory, which terminate removes; use a new directory like %s", a.SampleInventory(), path.Join(a.KubesprayRootPath, "inventory", "mycluster"))
+	if rootOK && (lcm.PathWithin(a.SampleInventory(), inv) || lcm.PathWithin(inv, a.SampleInventory())) {
+		v.At("transferring_inventory_path").Errorf("must not be, contain or lie in %s, kubespray's sample inventory: it is copied to this directory, which terminate removes; use a new directory like %s", a.SampleInventory(), path.Join(a.KubesprayRootPath, "inventory", "mycluster"))
 	}
 }
 

@@ -211,15 +211,19 @@ func TestEveryProblemHasItsPath(t *testing.T) {
 	}, {
 		name:  "the inventory is kubespray's root",
 		edits: map[string]any{"ansible.transferring_inventory_path": root},
-		want:  []string{ansi + "transferring_inventory_path: must not be or contain " + root + "/inventory/sample, kubespray's sample inventory: it is copied to this directory, which terminate removes; use a new directory like " + inv},
+		want:  []string{ansi + "transferring_inventory_path: must not be, contain or lie in " + root + "/inventory/sample, kubespray's sample inventory: it is copied to this directory, which terminate removes; use a new directory like " + inv},
 	}, {
 		name:  "the inventory is the sample",
 		edits: map[string]any{"ansible.transferring_inventory_path": root + "/inventory/sample/"},
-		want:  []string{ansi + "transferring_inventory_path: must not be or contain " + root + "/inventory/sample, kubespray's sample inventory: it is copied to this directory, which terminate removes; use a new directory like " + inv},
+		want:  []string{ansi + "transferring_inventory_path: must not be, contain or lie in " + root + "/inventory/sample, kubespray's sample inventory: it is copied to this directory, which terminate removes; use a new directory like " + inv},
+	}, {
+		name:  "the inventory inside the sample",
+		edits: map[string]any{"ansible.transferring_inventory_path": root + "/inventory/sample/mine"},
+		want:  []string{ansi + "transferring_inventory_path: must not be, contain or lie in " + root + "/inventory/sample, kubespray's sample inventory: it is copied to this directory, which terminate removes; use a new directory like " + inv},
 	}, {
 		name:  "the inventory contains kubespray",
 		edits: map[string]any{"ansible.kubespray_root_path": "/srv/k/kubespray", "ansible.transferring_inventory_path": "/srv/k"},
-		want:  []string{ansi + "transferring_inventory_path: must not be or contain /srv/k/kubespray/inventory/sample, kubespray's sample inventory: it is copied to this directory, which terminate removes; use a new directory like /srv/k/kubespray/inventory/mycluster"},
+		want:  []string{ansi + "transferring_inventory_path: must not be, contain or lie in /srv/k/kubespray/inventory/sample, kubespray's sample inventory: it is copied to this directory, which terminate removes; use a new directory like /srv/k/kubespray/inventory/mycluster"},
 	}, {
 		name:  "dot elements",
 		edits: map[string]any{"ansible.kubespray_root_path": "/srv/k/../kubespray", "ansible.transferring_inventory_path": "/srv/./inv"},

@@ -38,9 +38,15 @@ func IsUsername(s string) bool {
 // IsDNSName reports whether s is an RFC 1123 host name (section 2.1, which
 // lets a label start with a digit), without a trailing dot: at most 253
 // characters of dot-separated labels of letters, digits and inner
-// hyphens, 1 to 63 characters each (RFC 1035 section 2.3.4).
+// hyphens, 1 to 63 characters each (RFC 1035 section 2.3.4), the last one
+// not all digits (RFC 3696 section 2: no top-level domain is), so that a
+// mistyped address such as 10.0.0.256 is not taken for a name.
 func IsDNSName(s string) bool {
 	if s == "" || len(s) > 253 {
+		return false
+	}
+	last := s[strings.LastIndexByte(s, '.')+1:]
+	if strings.Trim(last, "0123456789") == "" {
 		return false
 	}
 	for label := range strings.SplitSeq(s, ".") {

@@ -107,7 +107,7 @@ func TestIsDNSNameAndIsUsername(t *testing.T) {
 	for s, want := range map[string]bool{
 		"registry.example.com": true, "r": true, "3com.example": true, "a-b.c": true,
 		"": false, "-a.example": false, "a-.example": false, "a..b": false, "a.example.": false,
-		"a_b.example": false, "host1:port1": false, string(make([]byte, 64)) + ".x": false,
+		"a_b.example": false, "host1:port1": false, "10.0.0.256": false, "1234": false, "a.123": false, "123.a": true, string(make([]byte, 64)) + ".x": false,
 	} {
 		if got := lcm.IsDNSName(s); got != want {
 			t.Errorf("IsDNSName(%q) = %v, want %v", s, got, want)

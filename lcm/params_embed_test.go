@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mgmtkit/mgmtkit/lcm"
@@ -269,5 +270,24 @@ func TestNonEmptyRejectsPlaceholdersAndStillValidatesTheObject(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s:\n got %q\nwant %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// onlyPointer embeds one validating part by pointer: its Validate is
+// promoted through the pointer, and would run on nil.
+type onlyPointer struct {
+	*Part
+	B string `json:"b"`
+}
+
+func TestAValidatingPartEmbeddedByPointerIsRefused(t *testing.T) {
+	var o onlyPointer
+	err := lcm.DecodeParams(json.RawMessage(`{"x": {"b": "x"}}`), lcm.DecodeOptions{}, lcm.Param("x", &o))
+	if err == nil || !strings.Contains(err.Error(), "embed lcm_test.Part by value") {
+		t.Fatalf("err = %v, want the pointer embed refused", err)
+	}
+	var m map[string]onlyPointer
+	if err := lcm.DecodeParams(json.RawMessage(`{"x": {"k": {"b": "x"}}}`), lcm.DecodeOptions{}, lcm.Param("x", &m)); err == nil {
+		t.Fatal("the pointer embed inside a map value was not refused")
 	}
 }

@@ -252,10 +252,17 @@ func checkType(t reflect.Type, seen map[reflect.Type]bool) error {
 		if key, a, b := ambiguousKey(t); key != "" {
 			return fmt.Errorf("%s: the JSON key %q is both %s and %s, promoted from embedded structs at the same depth, so neither would be decoded: embed one of the parts as a named field, or one level deeper", t, key, a, b)
 		}
+		validating := reflect.PointerTo(t).Implements(reflect.TypeFor[Validatable]())
 		for i := range t.NumField() {
 			f := t.Field(i)
 			if _, err := parseParamsTag(f.Tag.Get("params")); err != nil {
 				return fmt.Errorf("%s.%s: %w", t, f.Name, err)
+			}
+			if _, inline, ok := jsonField(f); ok && inline != nil && f.Type.Kind() == reflect.Pointer && validating &&
+				reflect.PointerTo(inline).Implements(reflect.TypeFor[Validatable]()) {
+				// t's Validate may be the part's, promoted through the
+				// pointer: with the part absent it would run on nil.
+				return fmt.Errorf("%s: the validating part *%s is embedded by pointer in a struct with a Validate method, which would run on a nil part when its keys are absent: embed %s by value", t, inline, inline)
 			}
 			if f.IsExported() || f.Anonymous {
 				if err := checkType(f.Type, seen); err != nil {

@@ -181,6 +181,10 @@ func (s *StorageServer) validateExports(v *lcm.Validator, mounts []string, mount
 		case e.ExportTo.Prefix().Bits() == 0:
 			ev.At("export_to").Errorf("must not be %s, every address: name the cluster's network", e.ExportTo)
 			continue
+		case e.ExportTo.Prefix().Addr().IsUnspecified() || e.ExportTo.Prefix().Addr().IsMulticast() ||
+			netip.MustParsePrefix("0.0.0.0/8").Overlaps(e.ExportTo.Prefix()):
+			ev.At("export_to").Errorf("must be the cluster's network or a node's address, got %s (a placeholder like the spec's 0.0.0.0 names no host)", e.ExportTo)
+			continue
 		}
 		if !dirOK {
 			continue

@@ -228,10 +228,12 @@ func TestEveryProblemHasItsPath(t *testing.T) {
 		edits: map[string]any{
 			"storage_server.nfs_server_setup_params[0].export_to": "0.0.0.0/0",
 			"storage_server.nfs_server_setup_params[1].export_to": "::/0",
+			"storage_server.nfs_server_setup_params[2].export_to": "0.0.0.0",
 		},
 		want: []string{
 			ss + "nfs_server_setup_params[0].export_to: must not be 0.0.0.0/0, every address: name the cluster's network",
 			ss + "nfs_server_setup_params[1].export_to: must not be ::/0, every address: name the cluster's network",
+			ss + "nfs_server_setup_params[2].export_to: must be the cluster's network or a node's address, got 0.0.0.0/32 (a placeholder like the spec's 0.0.0.0 names no host)",
 		},
 	}, {
 		name: "a network that does not parse is a decoding problem",

@@ -102,6 +102,7 @@ func TestBadParametersAreFieldErrors(t *testing.T) {
 		{"server with a scheme", `{"connection_type": 0, "server": "http://r:5000"}`, []string{prefix + "[0].server: must be host[:port]"}},
 		{"server port", `{"connection_type": 0, "server": "r:70000"}`, []string{prefix + `[0].server: has port "70000"`}},
 		{"server shell", `{"connection_type": 0, "server": "r;reboot"}`, []string{prefix + "[0].server: has host"}},
+		{"server a mistyped address", `{"connection_type": 0, "server": "192.168.0.300:5000"}`, []string{prefix + "[0].server: has host"}},
 		{"username without password", `{"connection_type": "1", "server": "r", "username": "u"}`,
 			[]string{prefix + "[0].password: is required when username is given"}},
 		{"password without username", `{"connection_type": "1", "server": "r", "password": "p"}`,
