@@ -27,6 +27,7 @@ type WaitError struct {
 	Err error
 }
 
+// Error says what was awaited, for how long, and the last failure.
 func (e *WaitError) Error() string {
 	msg := fmt.Sprintf("waiting for %s: not done within %s", e.What, e.Timeout)
 	if !errors.Is(e.Err, context.DeadlineExceeded) {
