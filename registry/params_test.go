@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -390,5 +391,17 @@ func TestCanonicalServer(t *testing.T) {
 		if got := CanonicalServer(in); got != want {
 			t.Errorf("CanonicalServer(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// reloadScript runs as `sh -c` on the node, where /bin/sh is dash: the
+// real dash checks it when this machine has one.
+func TestReloadScriptIsPOSIX(t *testing.T) {
+	dash, err := exec.LookPath("dash")
+	if err != nil {
+		t.Skip("no dash here")
+	}
+	if out, err := exec.Command(dash, "-n", "-c", reloadScript).CombinedOutput(); err != nil {
+		t.Errorf("dash -n: %v\n%s", err, out)
 	}
 }
