@@ -1,0 +1,13 @@
+// Package kube is the simulated cloud's Kubernetes: a world model of
+// clusters built with the k8s.io/api types, and the programs of a
+// Kubernetes node that act on it (kubeadm, kubectl, the kubelet, etcdctl
+// run through kubectl exec, HAProxy and keepalived in front of the API
+// servers).
+//
+// The API side sits behind one seam, [API]: the fake programs read and
+// write Kubernetes objects only through it, so that a real kube-apiserver
+// (with its controllers and etcd) can replace [MemoryAPI] and judge the
+// same scenarios. What the in-memory model decides on its own (scheduling,
+// evictions and PodDisruptionBudgets, the token controller, node
+// readiness) cites the upstream source it models.
+package kube
