@@ -526,7 +526,7 @@ func TestKubectlExecAndVersion(t *testing.T) {
 	etcd := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "etcd-master-10-0-0-5", Namespace: "kube-system",
 			Annotations: map[string]string{corev1.MirrorPodAnnotationKey: "x"}},
-		Spec: corev1.PodSpec{NodeName: "master-10-0-0-5", HostNetwork: true, Containers: []corev1.Container{{Name: "etcd", Image: "registry.k8s.io/etcd:3.6.5-0"}}},
+		Spec:   corev1.PodSpec{NodeName: "master-10-0-0-5", HostNetwork: true, Containers: []corev1.Container{{Name: "etcd", Image: "registry.k8s.io/etcd:3.6.5-0"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning},
 	}
 	if _, err := c.api.Create(c.ctx, etcd); err != nil {
