@@ -126,6 +126,7 @@ func (s *session) prepare(source string, mo manifestObject) (*unstructured.Unstr
 		case ns == "":
 			u.SetNamespace(s.ns)
 		case s.nsSet && ns != s.ns:
+			//lint:ignore ST1005 kubectl's message (cmd/apply: the namespace check of resource.Info)
 			return nil, fmt.Errorf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", ns, s.ns, ns)
 		}
 	} else {
@@ -319,7 +320,6 @@ func (s *session) apply(diff bool) int {
 		return 1
 	}
 	if !ok || file == "" {
-		s.errOut("error: must specify one of -f and -k\n\n")
 		return fail(errors.New("must specify one of -f and -k"))
 	}
 	source, objs, err := s.readManifest(file)

@@ -609,3 +609,43 @@ func cniManifest(t *testing.T) string {
 	}
 	return string(b)
 }
+
+func TestSampleCNIGivesPodNetwork(t *testing.T) {
+	c := newCluster(t)
+	c.node("master-10-0-0-5", "10.0.0.5", true)
+	c.node("worker-10-0-0-6", "10.0.0.6", false)
+	for _, n := range []string{"master-10-0-0-5", "worker-10-0-0-6"} {
+		if ok, err := kube.PodNetworkReady(c.ctx, c.api, n); ok || err != nil {
+			t.Errorf("pod network on %s before the CNI: %v %v", n, ok, err)
+		}
+	}
+	// A new object's diff is all additions.
+	r := c.kubectl(cniManifest(t), "diff", "-f", "-")
+	if r.code != 1 || !strings.Contains(r.stdout, "@@ -0,0 +1,") || !strings.Contains(r.stdout, "/apps.v1.DaemonSet.kube-system.kube-flannel-ds\n") {
+		t.Errorf("diff before apply: code %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	out := c.ok(cniManifest(t), "apply", "-f", "-")
+	want := "serviceaccount/flannel created\nclusterrole.rbac.authorization.k8s.io/flannel created\n" +
+		"clusterrolebinding.rbac.authorization.k8s.io/flannel created\nconfigmap/kube-flannel-cfg created\ndaemonset.apps/kube-flannel-ds created\n"
+	if out != want {
+		t.Errorf("apply:\n%s", out)
+	}
+	if out := c.ok(cniManifest(t), "apply", "-f", "-"); strings.Count(out, " unchanged\n") != 5 {
+		t.Errorf("second apply:\n%s", out)
+	}
+	if r := c.kubectl(cniManifest(t), "diff", "-f", "-"); r.code != 0 || r.stdout != "" {
+		t.Errorf("diff after apply: %+v", r)
+	}
+	for _, n := range []string{"master-10-0-0-5", "worker-10-0-0-6"} {
+		if ok, err := kube.PodNetworkReady(c.ctx, c.api, n); !ok || err != nil {
+			t.Errorf("pod network on %s: %v %v", n, ok, err)
+		}
+	}
+	// The flannel service account may get nodes once the binding exists.
+	if ok, _ := c.api.Authorize(c.ctx, "system:serviceaccount:kube-system:flannel", []string{"system:serviceaccounts"}, "list", "", "nodes", ""); !ok {
+		t.Error("flannel may not list nodes")
+	}
+	if ok, _ := c.api.Authorize(c.ctx, "system:serviceaccount:kube-system:flannel", []string{"system:serviceaccounts"}, "delete", "", "nodes", ""); ok {
+		t.Error("flannel may delete nodes")
+	}
+}
