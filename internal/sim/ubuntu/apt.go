@@ -35,7 +35,7 @@ type aptRun struct {
 	c        cmdline
 	yes      bool
 	quiet    int
-	timeout  time.Duration // DPkg::Lock::Timeout
+	timeout  time.Duration     // DPkg::Lock::Timeout
 	opts     map[string]string // -o settings apt.conf also holds (Acquire::http::Proxy), lower-case keys
 	released func()
 }
