@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/http"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -777,9 +778,12 @@ func (s *ContainerdState) criPull(_ context.Context, n Network, r ref, auth cred
 		srv, f := dial(n, s.m, h.endpoint, dialOptions{tls: tlsSettings{cas: cas, skipVerify: h.skipVerify}, internet: n.Internet(), proxy: proxy})
 		if f != nil {
 			if firstErr == "" {
-				if f.kind == failHTTPToTLS {
+				switch {
+				case f.kind == failHTTPToTLS:
 					firstErr = fmt.Sprintf("unexpected status from HEAD request to %s: 400 Bad Request", u)
-				} else {
+				case f.status != 0: // a proxy's answer (containerd's core/remotes/docker/resolver.go)
+					firstErr = fmt.Sprintf("unexpected status from HEAD request to %s: %d %s", u, f.status, http.StatusText(f.status))
+				default:
 					firstErr = fmt.Sprintf("failed to do request: Head %q: %s", u, f.goErr())
 				}
 			}

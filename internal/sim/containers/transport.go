@@ -61,6 +61,10 @@ type failure struct {
 	host string // the name looked up
 	addr string // ip:port dialled
 	text string // failText's message
+	// status is the HTTP status a proxy answered a plain-HTTP request
+	// with (failText), 0 otherwise: the client got a response, not an
+	// error.
+	status int
 }
 
 // goErr is the failure as Go's net/http client words it, which is what

@@ -354,7 +354,7 @@ func goProxyFailure(h hop, scheme string) *failure {
 	case scheme == "https":
 		return &failure{kind: failText, text: http.StatusText(h.status)}
 	}
-	return &failure{kind: failText, text: fmt.Sprintf("unexpected status code %d %s", h.status, http.StatusText(h.status))}
+	return &failure{kind: failText, status: h.status, text: fmt.Sprintf("unexpected status code %d %s", h.status, http.StatusText(h.status))}
 }
 
 // --- apt ----------------------------------------------------------------------------
