@@ -173,16 +173,16 @@ func CreateVIMCredentials(ctx context.Context, k Kubectl, o VIMOptions) (lcm.Vim
 			return false, err
 		}
 		if s == nil {
-			return false, fmt.Errorf("Secret %s/%s does not exist", o.Namespace, o.tokenSecret())
+			return false, fmt.Errorf("the Secret %s/%s does not exist", o.Namespace, o.tokenSecret())
 		}
 		if len(s.Data[corev1.ServiceAccountTokenKey]) == 0 {
-			return false, fmt.Errorf("Secret %s/%s has no %s yet", o.Namespace, o.tokenSecret(), corev1.ServiceAccountTokenKey)
+			return false, fmt.Errorf("the Secret %s/%s has no %s yet", o.Namespace, o.tokenSecret(), corev1.ServiceAccountTokenKey)
 		}
 		ca := s.Data[corev1.ServiceAccountRootCAKey]
 		if block, _ := pem.Decode(ca); block == nil || block.Type != "CERTIFICATE" {
-			return false, fmt.Errorf("Secret %s/%s has no PEM certificate in %s", o.Namespace, o.tokenSecret(), corev1.ServiceAccountRootCAKey)
+			return false, fmt.Errorf("the Secret %s/%s has no PEM certificate in %s", o.Namespace, o.tokenSecret(), corev1.ServiceAccountRootCAKey)
 		} else if _, err := x509.ParseCertificate(block.Bytes); err != nil {
-			return false, fmt.Errorf("Secret %s/%s: %s: %w", o.Namespace, o.tokenSecret(), corev1.ServiceAccountRootCAKey, err)
+			return false, fmt.Errorf("the Secret %s/%s: %s: %w", o.Namespace, o.tokenSecret(), corev1.ServiceAccountRootCAKey, err)
 		}
 		token = remote.NewSecret(string(s.Data[corev1.ServiceAccountTokenKey]))
 		caPEM = string(ca)
