@@ -14,6 +14,7 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 	"github.com/mgmtkit/mgmtkit/system"
 )
@@ -355,5 +356,59 @@ func TestWaitNodeReady(t *testing.T) {
 	cancel()
 	if err := kubeadm.WaitNodeReady(ctx, n.kc(), "worker-10-0-0-12", time.Minute); err == nil {
 		t.Fatal("no error after cancel")
+	}
+}
+
+// A connection dropped while kubeadm join runs (the join finished, its
+// status lost) and a hung join: the step fails, the token file goes
+// anyway, and the next run converges without joining twice.
+func TestJoinNodeConvergesAfterFaults(t *testing.T) {
+	info := testJoinInfo(t, false)
+
+	// Where in the exec requests the join comes, on a fresh node.
+	probe := newNode(t, "worker-10-0-0-11")
+	var cfg string
+	probe.set(nil, joinScript(t, info, &cfg))
+	if _, err := kubeadm.JoinNode(probe.ctx, probe.h, joinOptions(info, false)); err != nil {
+		t.Fatal(err)
+	}
+	joinAt := slices.IndexFunc(probe.commands(), func(c string) bool { return strings.Contains(c, "kubeadm join") })
+	if joinAt < 0 {
+		t.Fatalf("no join in %q", probe.commands())
+	}
+
+	n := newNode(t, "worker-10-0-0-12")
+	n.set(nil, joinScript(t, info, &cfg))
+	n.srv.DropConnectionDuring(joinAt + 1)
+	_, err := kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, false))
+	if !errors.Is(err, remote.ErrConnectionLost) {
+		t.Fatalf("dropped join: %v, want ErrConnectionLost", err)
+	}
+	if n.srv.FS().Exists(kubeadm.JoinConfigFile) {
+		t.Fatal("join.yaml left after a dropped connection")
+	}
+	res, err := kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, false))
+	if err != nil || res != lcm.Unchanged {
+		t.Fatalf("rerun after the drop: %v, %v", res, err)
+	}
+	if got := n.lines("kubeadm"); len(got) != 1 {
+		t.Fatalf("kubeadm runs %q: joined twice", got)
+	}
+
+	h := newNode(t, "worker-10-0-0-13")
+	h.set(nil, joinScript(t, info, &cfg))
+	h.srv.HangProgram("kubeadm", 1)
+	ctx, cancel := context.WithTimeout(h.ctx, 2*time.Second)
+	defer cancel()
+	_, err = kubeadm.JoinNode(ctx, h.h, joinOptions(info, false))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("hung join: %v", err)
+	}
+	if h.srv.FS().Exists(kubeadm.JoinConfigFile) {
+		t.Fatal("join.yaml left after a hung join")
+	}
+	res, err = kubeadm.JoinNode(h.ctx, h.h, joinOptions(info, false))
+	if err != nil || !res.Changed {
+		t.Fatalf("rerun after the hang: %v, %v", res, err)
 	}
 }

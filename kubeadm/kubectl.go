@@ -134,7 +134,9 @@ func (k Kubectl) secret(ctx context.Context, namespace, name string) (*corev1.Se
 // or JSON), as `kubectl apply -f -` does, and changes nothing when it
 // already does: `kubectl diff -f -` runs first, and only a difference
 // (its exit status 1; 0 means none, above 1 a failure: see
-// staging/src/k8s.io/kubectl/pkg/cmd/diff/diff.go) leads to the apply.
+// staging/src/k8s.io/kubectl/pkg/cmd/diff/diff.go, whose errors go
+// through CheckDiffErr in staging/src/k8s.io/kubectl/pkg/cmd/util/helpers.go,
+// which adds 1 to kubectl's exit status) leads to the apply.
 // The result's detail is kubectl apply's report ("serviceaccount/x
 // created"). The manifest travels on standard input and must not hold
 // secrets that kubectl would print.
