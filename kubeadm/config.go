@@ -9,12 +9,10 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Where the steps put kubeadm's configuration files: root's, mode 0600,
-// because the join and upload-certs files hold a bootstrap token or the
-// certificate key.
+// Where the steps put kubeadm's configuration files, in [ConfigDir]:
+// root's, mode 0600, because the join and upload-certs files hold a
+// bootstrap token or the certificate key.
 const (
-	// ConfigDir holds mgmtkit's kubeadm configuration files.
-	ConfigDir = "/etc/kubernetes/mgmtkit"
 	// InitConfigFile is `kubeadm init --config`'s file; it holds no
 	// secret and stays after the init, as a record of it.
 	InitConfigFile = ConfigDir + "/init.yaml"
@@ -43,10 +41,6 @@ const (
 // (cmd/kubeadm/app/constants/constants_unix.go). Naming it keeps kubeadm
 // from failing on a VM where it finds several CRI sockets.
 const CRISocket = "unix:///var/run/containerd/containerd.sock"
-
-// APIServerPort is the port every kube-apiserver binds to (kubeadm's
-// default bindPort).
-const APIServerPort = 6443
 
 // The types below are mgmtkit's copy of the few fields of kubeadm's
 // v1beta4 configuration it sets, with the JSON names of

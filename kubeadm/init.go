@@ -16,17 +16,12 @@ import (
 	"github.com/mgmtkit/mgmtkit/remote"
 )
 
-// Files kubeadm writes, by which the steps tell what a node already is
+// Files kubeadm writes, by which the steps tell what a node already is,
+// besides [KubeletKubeconfig] and [APIServerManifest]
 // (cmd/kubeadm/app/constants/constants.go: KubeletKubeConfigFileName,
 // AdminKubeConfigFileName, KubeletBootstrapKubeConfigFileName, the
 // static pod manifests and the CA under /etc/kubernetes/pki).
 const (
-	// KubeletKubeconfig is the kubelet's kubeconfig: a node is a member
-	// of a cluster once kubeadm init or join has written it.
-	KubeletKubeconfig = "/etc/kubernetes/kubelet.conf"
-	// APIServerManifest is the kube-apiserver's static pod: the node is a
-	// control plane.
-	APIServerManifest = "/etc/kubernetes/manifests/kube-apiserver.yaml"
 	// CACert is the cluster CA's certificate.
 	CACert = "/etc/kubernetes/pki/ca.crt"
 	// bootstrapKubeconfig is the kubelet's TLS bootstrap kubeconfig,
