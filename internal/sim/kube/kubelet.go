@@ -91,7 +91,7 @@ func (w *World) syncKubelet(ctx context.Context, c *Cluster, m *ubuntu.Machine, 
 		node = obj.(*corev1.Node)
 	}
 	now := metav1.NewTime(w.now())
-	if !kubeletRunning(m) {
+	if mb.gone || !kubeletRunning(m) {
 		if node == nil {
 			return nil
 		}
