@@ -176,3 +176,70 @@ func TestInstantiateWithoutCNIRunsNothing(t *testing.T) {
 		}
 	}
 }
+
+// instantiate runs instantiate_end and fails the test on an error.
+func (c *kcluster) instantiate() *lcm.HookResult {
+	c.t.Helper()
+	res, err := c.hooks.Instantiate(c.ctx, lcm.InstantiateEnd, c.op)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return res
+}
+
+// etcdMembers returns the names of the cluster's etcd members.
+func (c *kcluster) etcdMembers() []string {
+	c.t.Helper()
+	var names []string
+	for _, h := range c.vnf.HostsWithRole(lcm.RoleMaster) {
+		if kc := c.cloud.Kube().ClusterOf(h.Machine); kc != nil {
+			for _, m := range kc.EtcdMembers() {
+				names = append(names, m.Name)
+			}
+			slices.Sort(names)
+			return names
+		}
+	}
+	c.t.Fatal("no master is in a cluster")
+	return nil
+}
+
+// mastersNames returns the node names of the VNF's masters, sorted.
+func (c *kcluster) mastersNames() []string {
+	var names []string
+	for _, h := range c.vnf.HostsWithRole(lcm.RoleMaster) {
+		names = append(names, kubeadm.NodeName(lcm.RoleMaster, h.NICAddress))
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Three masters: HAProxy and keepalived on each, the endpoint and the
+// VIM at the VIP's port 16443, three etcd members, and the VIP still
+// answering when the master holding it stops its HAProxy.
+func TestInstantiateThreeMasters(t *testing.T) {
+	c := newKCluster(t, sim.ClusterShape{Masters: 3, Workers: 2})
+	res := c.instantiate()
+	c.assertNodes()
+	vip := c.vnf.VIP()
+	if vip == "" {
+		t.Fatal("the VNF has no VIP")
+	}
+	if got := res.AddVimConnections[0].InterfaceInfo["endpoint"]; got != "https://"+vip+":16443" {
+		t.Errorf("VIM endpoint %v, want the VIP's", got)
+	}
+	if got, want := c.etcdMembers(), c.mastersNames(); !slices.Equal(got, want) {
+		t.Errorf("etcd members %v, want %v", got, want)
+	}
+	holder := c.cloud.Machine(vip)
+	if holder == nil {
+		t.Fatal("nobody holds the VIP")
+	}
+	first := c.vnf.HostsWithRole(lcm.RoleMaster)
+	for _, w := range c.vnf.HostsWithRole(lcm.RoleWorker) {
+		if kc, err := c.cloud.Kube().Dial(w.Machine, vip+":16443"); err != nil || kc == nil {
+			t.Errorf("%s cannot reach the API at the VIP: %v", w.Resource, err)
+		}
+	}
+	_ = first
+}

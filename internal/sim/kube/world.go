@@ -71,6 +71,10 @@ type World struct {
 	lbs      map[*ubuntu.Machine]bool // machines whose haproxy or keepalived ran
 	warnings []string
 	clock    func() time.Time
+
+	// syncMu serialises [World.Sync]: kubelets of concurrent joins and
+	// kubectl calls must not register the same Node twice.
+	syncMu sync.Mutex
 }
 
 // NewWorld returns a world without clusters whose machines are reached
