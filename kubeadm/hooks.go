@@ -155,18 +155,17 @@ func (c *Hooks) Instantiate(ctx context.Context, hook lcm.Hook, op Op) (*lcm.Hoo
 }
 
 // Revoke deletes the VIM credentials from the cluster, when a master still
-// answers, and reports the VIM connection for the VNFM to remove
-// (RemoveVimConnections): terminate_start, and heal_start of the entire
-// VNF. A cluster none of whose masters answers has nothing to revoke
-// (the credentials die with it); that is reported in the result, not an
-// error.
+// answers: terminate_start, and heal_start of the entire VNF (which also
+// reports the VIM connection for the VNFM to remove, see
+// [Hooks.HealStart]). A cluster none of whose masters answers has
+// nothing to revoke (the credentials die with it); that is reported in
+// the result, not an error.
 func (c *Hooks) Revoke(ctx context.Context, hook lcm.Hook, op Op) (*lcm.HookResult, error) {
 	r, ctx, err := c.start(ctx, hook, op)
 	if err != nil {
 		return nil, err
 	}
 	defer r.close()
-	r.res.RemoveVimConnections = []string{r.vimName()}
 	k, cp, err := kubectlOn(ctx, r.s, r.topo.Masters)
 	if err != nil {
 		r.res.Add(StepRevokeVIM, lcm.Results{{Host: r.topo.Masters[0].Resource, Result: lcm.Result{Detail: "no master answers: nothing to revoke"}}})
@@ -235,11 +234,16 @@ func (c *Hooks) scales(op Op, req lcm.ScaleVnfRequest, t lcm.ScaleType) bool {
 // backends, then drained, reset (which removes its etcd member when the
 // VM answers), deleted, and its etcd member removed if still there
 // (found by name, removed by ID). The entire VNF (no vnfcInstanceId):
-// [Hooks.Revoke]. VNFCs that are not Kubernetes nodes (the storage server)
+// [Hooks.Revoke], and the VIM connection reported for the VNFM to remove
+// (heal_end adds the new cluster's). VNFCs that are not Kubernetes nodes (the storage server)
 // are ignored.
 func (c *Hooks) HealStart(ctx context.Context, hook lcm.Hook, op Op, req lcm.HealVnfRequest) (*lcm.HookResult, error) {
 	if req.Entire() {
-		return c.Revoke(ctx, hook, op)
+		res, err := c.Revoke(ctx, hook, op)
+		if res != nil {
+			res.RemoveVimConnections = []string{op.Params.VimNameFor(instanceID(op.Instance))}
+		}
+		return res, err
 	}
 	r, ctx, err := c.start(ctx, hook, op)
 	if err != nil {

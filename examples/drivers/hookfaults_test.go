@@ -96,13 +96,13 @@ type mutation struct {
 	// during is what the command line of the exec request that runs it
 	// shows: the call may run once more when the connection dropped
 	// during that request, since the client cannot know that it
-	// finished. Empty for the commit of written files (mv), which never
-	// runs twice: WriteFiles looks again instead.
+	// finished (an idempotent script that ends with mv, such as the
+	// repository key's, runs again whole).
 	during string
 }
 
 var mutations = []mutation{
-	{"mv -f", ""},
+	{"mv -f", "mv -f"},
 	{"systemctl try-reload-or-restart docker", "try-reload-or-restart docker"},
 	{"systemctl try-restart containerd", "try-restart containerd"},
 	{"docker login", "docker login"},
@@ -193,7 +193,7 @@ func assertConverged(t *testing.T, c *cir, h *sim.Host, clean cleanRun, dropped 
 	for _, u := range units() {
 		g, w := got.services[u], clean.services[u]
 		extra := 0
-		if strings.Contains(dropped, "systemctl") && strings.Contains(dropped+" ", " "+u+" ") {
+		if strings.Contains(dropped, "systemctl") && (strings.Contains(dropped+" ", " "+u+" ") || strings.Contains(dropped, " "+u+".service")) {
 			extra = 1
 		}
 		if g[0] != w[0] || g[1]+g[2] < w[1]+w[2] || g[1]+g[2] > w[1]+w[2]+extra {
@@ -215,13 +215,13 @@ func convergeHook(t *testing.T, c *cir, hook faultyHook, inject func(h *sim.Host
 	_, first := run()
 	if first != nil {
 		var he *lcm.HostError
-		if !errors.As(first, &he) || he.Host != h.Resource || he.Step != registry.StepTrust {
-			t.Errorf("first run: %v; want a HostError naming %s and step %s", first, h.Resource, registry.StepTrust)
+		if !errors.As(first, &he) || he.Host != h.Resource {
+			t.Errorf("first run: %v; want a HostError naming %s", first, h.Resource)
 		}
 		if res, err := run(); err != nil {
 			t.Fatalf("the rerun failed too: %v\n(first run: %v)", err, first)
-		} else if len(res.Steps) != 1 || len(res.Steps[0].Hosts) != 1 || res.Steps[0].Hosts[0].Host != h.Resource {
-			t.Errorf("the rerun configured %+v, want %s", res.Steps, h.Resource)
+		} else if trust := stepHosts(res, registry.StepTrust); len(trust) != 1 || trust[0].Host != h.Resource {
+			t.Errorf("the rerun's registry trust ran on %+v, want %s", trust, h.Resource)
 		}
 	}
 	check(h, first)
@@ -272,11 +272,14 @@ func TestHooksConvergeUnderFaults(t *testing.T) {
 					convergeHook(t, c, hook, func(h *sim.Host) { h.SSH.DropConnectionDuring(i) }, func(h *sim.Host, first error) {
 						// Every command either may run twice (Idempotent)
 						// or is checked again (WriteFiles' commit), so
-						// one drop costs a redial, not the hook.
-						if first != nil {
+						// one drop costs a redial, not the hook; except
+						// kubeadm join, which cannot be run again
+						// blindly: it fails the hook, and the re-run
+						// (above) converges.
+						tr := h.SSH.Transcript()
+						if first != nil && !(len(tr) >= i && strings.Contains(tr[i-1].Command, "kubeadm join")) {
 							t.Errorf("a dropped connection failed the hook: %v", first)
 						}
-						tr := h.SSH.Transcript()
 						if h.SSH.Dials() < 2 || len(tr) < i || tr[i-1].Exit != -1 {
 							t.Fatalf("no connection dropped during command %d (%d dials):\n%v", i, h.SSH.Dials(), tr)
 						}
