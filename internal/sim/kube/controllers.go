@@ -28,6 +28,8 @@ const maxReconcileRounds = 50
 func (m *MemoryAPI) reconcileLocked() {
 	for range maxReconcileRounds {
 		before := m.rv
+		m.namespacesLocked()
+		m.nodeIPAMLocked()
 		m.nodeLifecycleLocked()
 		m.podGCLocked()
 		m.tokensLocked()
@@ -254,9 +256,9 @@ func (m *MemoryAPI) deploymentsLocked() {
 			},
 			Spec: appsv1.ReplicaSetSpec{Replicas: &replicas, Selector: sel, Template: tmpl},
 		}
-		if _, err := m.createLocked(rs); err != nil {
-			panic(fmt.Sprintf("kube: deployment controller: %v", err))
-		}
+		// A refused creation (a namespace being deleted) is retried on
+		// the next write, as the controller requeues.
+		_, _ = m.createLocked(rs)
 	}
 }
 
@@ -267,6 +269,7 @@ func (m *MemoryAPI) deploymentsStatusLocked() {
 		d := o.(*appsv1.Deployment).DeepCopy()
 		hash := templateHash(&d.Spec.Template)
 		var st appsv1.DeploymentStatus
+		var failure *appsv1.DeploymentCondition
 		st.ObservedGeneration = d.Generation
 		for _, r := range m.listLocked(KindReplicaSet, d.Namespace) {
 			if !ownedBy(r, d.UID) {
@@ -278,6 +281,12 @@ func (m *MemoryAPI) deploymentsStatusLocked() {
 			st.AvailableReplicas += rs.Status.AvailableReplicas
 			if rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey] == hash {
 				st.UpdatedReplicas = rs.Status.Replicas
+				for _, c := range rs.Status.Conditions {
+					if c.Type == appsv1.ReplicaSetReplicaFailure {
+						failure = &appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: c.Status, Reason: c.Reason, Message: c.Message,
+							LastTransitionTime: c.LastTransitionTime, LastUpdateTime: c.LastTransitionTime}
+					}
+				}
 			}
 		}
 		st.UnavailableReplicas = max(0, *d.Spec.Replicas-st.AvailableReplicas)
@@ -295,6 +304,9 @@ func (m *MemoryAPI) deploymentsStatusLocked() {
 		if st.Conditions[0].LastTransitionTime.IsZero() {
 			now := metav1.NewTime(m.now().Truncate(1e9))
 			st.Conditions[0].LastTransitionTime, st.Conditions[0].LastUpdateTime = now, now
+		}
+		if failure != nil {
+			st.Conditions = append(st.Conditions, *failure)
 		}
 		d.Status = st
 		m.put(d)
@@ -325,7 +337,10 @@ func (m *MemoryAPI) replicaSetsLocked() {
 				Spec: tmpl.Spec,
 			}
 			if _, err := m.createLocked(pod); err != nil {
-				panic(fmt.Sprintf("kube: replicaset controller: %v", err))
+				// Admission refused the pod (a missing service
+				// account): the status pass reports ReplicaFailure,
+				// and the next write retries.
+				break
 			}
 		}
 		if len(pods) > want {
@@ -372,6 +387,24 @@ func (m *MemoryAPI) replicaSetsStatusLocked() {
 			if podReady(p) {
 				st.ReadyReplicas++
 				st.AvailableReplicas++
+			}
+		}
+		// replica_set_utils.go: a failed pod creation is the
+		// ReplicaFailure condition (reason FailedCreate), until the
+		// replicas are there.
+		if st.Replicas < *rs.Spec.Replicas {
+			probe := &corev1.Pod{ObjectMeta: *rs.Spec.Template.ObjectMeta.DeepCopy(), Spec: *rs.Spec.Template.Spec.DeepCopy()}
+			probe.Namespace = rs.Namespace
+			if err := m.admitPodLocked(probe); err != nil {
+				st.Conditions = []appsv1.ReplicaSetCondition{{Type: appsv1.ReplicaSetReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: err.Error()}}
+				for _, c := range rs.Status.Conditions {
+					if c.Type == appsv1.ReplicaSetReplicaFailure && c.Message == err.Error() {
+						st.Conditions[0].LastTransitionTime = c.LastTransitionTime
+					}
+				}
+				if st.Conditions[0].LastTransitionTime.IsZero() {
+					st.Conditions[0].LastTransitionTime = metav1.NewTime(m.now().Truncate(1e9))
+				}
 			}
 		}
 		rs.Status = st
@@ -445,9 +478,8 @@ func (m *MemoryAPI) daemonSetsLocked() {
 				},
 				Spec: *spec,
 			}
-			if _, err := m.createLocked(pod); err != nil {
-				panic(fmt.Sprintf("kube: daemonset controller: %v", err))
-			}
+			// A refused pod (admission) is retried on the next write.
+			_, _ = m.createLocked(pod)
 		}
 		for node, pods := range byNode {
 			if !run[node] {

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -390,5 +391,122 @@ func TestBootstrapToken(t *testing.T) {
 	}
 	if _, _, err := m.Authenticate(ctx, "zzzzzz.0123456789abcdef"); !apierrors.IsUnauthorized(err) {
 		t.Errorf("expired token: %v", err)
+	}
+}
+
+func TestServiceAccountAdmissionAndNamespaceControllers(t *testing.T) {
+	m := newTestAPI(t)
+	ctx := context.Background()
+	addNode(t, m, "worker-10-0-0-6", "10.0.0.6", false)
+	if _, err := m.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app"}}); err != nil {
+		t.Fatal(err)
+	}
+	// Every namespace has its default service account and the CA.
+	for _, ns := range []string{"default", "kube-system", "app"} {
+		if _, err := m.Get(ctx, KindServiceAccount, ns, "default"); err != nil {
+			t.Errorf("default service account in %s: %v", ns, err)
+		}
+		o, err := m.Get(ctx, KindConfigMap, ns, "kube-root-ca.crt")
+		if err != nil || !strings.Contains(o.(*corev1.ConfigMap).Data["ca.crt"], "BEGIN CERTIFICATE") {
+			t.Errorf("kube-root-ca.crt in %s: %v", ns, err)
+		}
+	}
+	// A pod naming a missing service account is refused; a Deployment's
+	// ReplicaSet reports it and creates the pods once it exists.
+	_, err := m.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "app"},
+		Spec: corev1.PodSpec{ServiceAccountName: "ghost", Containers: []corev1.Container{{Name: "c", Image: "x"}}}})
+	if !apierrors.IsForbidden(err) || err.Error() != `pods "p" is forbidden: error looking up service account app/ghost: serviceaccount "ghost" not found` {
+		t.Errorf("pod with a missing service account: %v", err)
+	}
+	d := deployment("web", 2)
+	d.Namespace = "app"
+	d.Spec.Template.Spec.ServiceAccountName = "web"
+	if _, err := m.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(podsOf(t, m, "app", "web-")); n != 0 {
+		t.Fatalf("%d pods without their service account", n)
+	}
+	o, _ := m.Get(ctx, KindDeployment, "app", "web")
+	var failure string
+	for _, c := range o.(*appsv1.Deployment).Status.Conditions {
+		if c.Type == appsv1.DeploymentReplicaFailure {
+			failure = c.Message
+		}
+	}
+	if !strings.Contains(failure, `serviceaccount "web" not found`) {
+		t.Errorf("deployment conditions %+v", o.(*appsv1.Deployment).Status.Conditions)
+	}
+	if _, err := m.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "app"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(podsOf(t, m, "app", "web-")); n != 2 {
+		t.Errorf("%d pods once the service account exists", n)
+	}
+}
+
+func TestNodeIPAM(t *testing.T) {
+	m := NewMemoryAPI(MemoryOptions{ClusterCIDR: netip.MustParsePrefix("10.244.0.0/23"), NodeCIDRMaskSize: 24})
+	ctx := context.Background()
+	for _, n := range []string{"a", "b", "c"} {
+		if _, err := m.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]string{"a": "10.244.0.0/24", "b": "10.244.1.0/24", "c": ""}
+	for n, cidr := range want {
+		o, _ := m.Get(ctx, KindNode, "", n)
+		if got := o.(*corev1.Node).Spec.PodCIDR; got != cidr {
+			t.Errorf("node %s podCIDR %q, want %q", n, got, cidr)
+		}
+	}
+	// A deleted node's subnet is reused.
+	if err := m.Delete(ctx, KindNode, "", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "d"}}); err != nil {
+		t.Fatal(err)
+	}
+	for n, cidr := range map[string]string{"c": "10.244.0.0/24", "d": ""} {
+		o, _ := m.Get(ctx, KindNode, "", n)
+		if got := o.(*corev1.Node).Spec.PodCIDR; got != cidr {
+			t.Errorf("node %s podCIDR %q, want %q", n, got, cidr)
+		}
+	}
+	// IPv6.
+	m6 := NewMemoryAPI(MemoryOptions{ClusterCIDR: netip.MustParsePrefix("fd00:10:244::/56")})
+	for _, n := range []string{"a", "b"} {
+		if _, err := m6.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, _ := m6.Get(ctx, KindNode, "", "b")
+	if got := o.(*corev1.Node).Spec.PodCIDR; got != "fd00:10:244:1::/64" {
+		t.Errorf("IPv6 podCIDR %q", got)
+	}
+}
+
+func TestFlannelNeedsPodCIDR(t *testing.T) {
+	m := NewMemoryAPI(MemoryOptions{})
+	ctx := context.Background()
+	if _, err := m.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	ds := cniDaemonSet()
+	ds.Spec.Template.Spec.Containers[0].Args = []string{"--ip-masq", "--kube-subnet-mgr"}
+	if _, err := m.Create(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := PodNetworkReady(ctx, m, "a"); ok || err != nil {
+		t.Errorf("flannel without a podCIDR: %v %v", ok, err)
+	}
+	o, _ := m.Get(ctx, KindNode, "", "a")
+	n := o.(*corev1.Node)
+	n.Spec.PodCIDR = "10.244.0.0/24"
+	if _, err := m.Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := PodNetworkReady(ctx, m, "a"); !ok || err != nil {
+		t.Errorf("flannel with a podCIDR: %v %v", ok, err)
 	}
 }
