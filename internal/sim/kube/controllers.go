@@ -33,6 +33,7 @@ func (m *MemoryAPI) reconcileLocked() {
 		m.nodeLifecycleLocked()
 		m.podGCLocked()
 		m.tokensLocked()
+		m.tokenCleanerLocked()
 		m.deploymentsLocked()
 		m.replicaSetsLocked()
 		m.daemonSetsLocked()
