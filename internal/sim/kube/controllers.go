@@ -120,7 +120,10 @@ const (
 // condition, as pkg/controller/nodelifecycle/node_lifecycle_controller.go
 // doNoScheduleTaintingPass does: Ready False → not-ready, Unknown →
 // unreachable, True → neither. A node without a Ready condition keeps
-// the taints it has (the kubelet registers a node tainted not-ready).
+// the taints it has: the kubelet registers a node without one
+// (pkg/kubelet/kubelet_node_status.go initialNode) and reports its Ready
+// condition right after; the grace period after which the controller
+// would mark a silent node Unknown does not pass here.
 func (m *MemoryAPI) nodeLifecycleLocked() {
 	for _, n := range m.nodes() {
 		var want string
