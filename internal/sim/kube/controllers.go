@@ -32,6 +32,7 @@ func (m *MemoryAPI) reconcileLocked() {
 		m.nodeIPAMLocked()
 		m.nodeLifecycleLocked()
 		m.podGCLocked()
+		m.terminatingPodsLocked()
 		m.tokensLocked()
 		m.tokenCleanerLocked()
 		m.deploymentsLocked()
@@ -350,7 +351,7 @@ func (m *MemoryAPI) replicaSetsLocked() {
 		if len(pods) > want {
 			sort.SliceStable(pods, func(i, j int) bool { return deleteFirst(pods[i], pods[j]) })
 			for _, p := range pods[:len(pods)-want] {
-				_ = m.deleteLocked(KindPod, p.Namespace, p.Name)
+				_ = m.deletePodLocked(p.Namespace, p.Name)
 			}
 		}
 	}
@@ -468,7 +469,7 @@ func (m *MemoryAPI) daemonSetsLocked() {
 			run[n.Name] = true
 			if len(byNode[n.Name]) > 0 {
 				for _, extra := range byNode[n.Name][1:] {
-					_ = m.deleteLocked(KindPod, extra.Namespace, extra.Name)
+					_ = m.deletePodLocked(extra.Namespace, extra.Name)
 				}
 				continue
 			}
@@ -488,7 +489,7 @@ func (m *MemoryAPI) daemonSetsLocked() {
 		for node, pods := range byNode {
 			if !run[node] {
 				for _, p := range pods {
-					_ = m.deleteLocked(KindPod, p.Namespace, p.Name)
+					_ = m.deletePodLocked(p.Namespace, p.Name)
 				}
 			}
 		}

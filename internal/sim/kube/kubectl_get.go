@@ -314,7 +314,11 @@ func (s *session) table(gvk schema.GroupVersionKind, objs []Object, withNS bool)
 					ready++
 				}
 			}
-			fmt.Fprintf(w, "%s%s\t%d/%d\t%s\t0\t%s\n", prefix(o), p.Name, ready, len(p.Spec.Containers), p.Status.Phase, age(o))
+			status := string(p.Status.Phase)
+			if p.DeletionTimestamp != nil {
+				status = "Terminating"
+			}
+			fmt.Fprintf(w, "%s%s\t%d/%d\t%s\t0\t%s\n", prefix(o), p.Name, ready, len(p.Spec.Containers), status, age(o))
 		}
 	default:
 		fmt.Fprintln(w, header+"NAME\tAGE")
