@@ -275,9 +275,48 @@ func withLastApplied(u *unstructured.Unstructured) (*unstructured.Unstructured, 
 // some lists by key, which matters only for list items that someone other
 // than apply added), and fields of the last applied configuration that
 // the new one dropped are removed.
+//
+// What the API server owns is kept from the live object whatever the
+// configuration says: the status (the status subresource's, which an
+// update of the object leaves alone) and the metadata the server sets
+// (creationTimestamp, uid, resourceVersion, generation, ...: the
+// registry strategies' PrepareForUpdate, e.g. a manifest's
+// `creationTimestamp: null` changes nothing).
 func threeWay(original, modified, current map[string]any) map[string]any {
 	out := runtime.DeepCopyJSON(current)
 	mergeInto(out, original, modified)
+	if st, ok := current["status"]; ok {
+		out["status"] = runtime.DeepCopyJSONValue(st)
+	} else {
+		delete(out, "status")
+	}
+	cm, _ := current["metadata"].(map[string]any)
+	om, _ := out["metadata"].(map[string]any)
+	if om != nil {
+		for _, f := range serverMetadata {
+			if v, ok := cm[f]; ok {
+				om[f] = runtime.DeepCopyJSONValue(v)
+			} else {
+				delete(om, f)
+			}
+		}
+	}
+	return out
+}
+
+// serverMetadata are the metadata fields the API server sets.
+var serverMetadata = []string{"creationTimestamp", "uid", "resourceVersion", "generation", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"}
+
+// forCreate drops what the server sets on creation from a configuration
+// (status and server metadata: the strategies' PrepareForCreate).
+func forCreate(m map[string]any) map[string]any {
+	out := runtime.DeepCopyJSON(m)
+	delete(out, "status")
+	if md, ok := out["metadata"].(map[string]any); ok {
+		for _, f := range serverMetadata {
+			delete(md, f)
+		}
+	}
 	return out
 }
 
@@ -390,7 +429,7 @@ func (s *session) applyOne(gvk schema.GroupVersionKind, ns, name, source string,
 		var merged, liveMap map[string]any
 		switch {
 		case apierrors.IsNotFound(err):
-			merged = mod.Object
+			merged = forCreate(mod.Object)
 		case err != nil:
 			return false, withSource("retrieving current configuration of", source, err)
 		default:

@@ -695,3 +695,57 @@ func TestKubectlDrainDeadNode(t *testing.T) {
 		t.Errorf("%d web pods after deleting the dead node", n)
 	}
 }
+
+func TestKubectlApplyServerFields(t *testing.T) {
+	c := newCluster(t)
+	// As yaml.Marshal of a typed object writes it.
+	m := `apiVersion: v1
+kind: ServiceAccount
+metadata:
+  creationTimestamp: null
+  name: mgmtkit-vim
+  namespace: kube-system
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  annotations:
+    kubernetes.io/service-account.name: mgmtkit-vim
+  creationTimestamp: null
+  name: mgmtkit-vim-token
+  namespace: kube-system
+type: kubernetes.io/service-account-token
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  creationTimestamp: null
+  name: web
+  namespace: default
+spec:
+  selector:
+    matchLabels:
+      app: web
+  strategy: {}
+  template:
+    metadata:
+      creationTimestamp: null
+      labels:
+        app: web
+    spec:
+      containers:
+      - image: nginx:1.27
+        name: nginx
+        resources: {}
+status: {}
+`
+	if out := c.ok(m, "apply", "-f", "-"); strings.Count(out, " created\n") != 3 {
+		t.Errorf("apply: %q", out)
+	}
+	if out := c.ok(m, "apply", "-f", "-"); strings.Count(out, " unchanged\n") != 3 {
+		t.Errorf("second apply: %q", out)
+	}
+	if r := c.kubectl(m, "diff", "-f", "-"); r.code != 0 || r.stdout != "" {
+		t.Errorf("diff: %+v", r)
+	}
+}
