@@ -282,11 +282,13 @@ func (s *session) table(gvk schema.GroupVersionKind, objs []Object, withNS bool)
 		fmt.Fprintln(w, header+"NAME\tSTATUS\tROLES\tAGE\tVERSION")
 		for _, o := range objs {
 			n := o.(*corev1.Node)
+			// printNode: "Ready" when True, "NotReady" otherwise (Unknown
+			// included), "Unknown" without the condition.
 			status := "Unknown"
 			switch nodeReady(n) {
 			case corev1.ConditionTrue:
 				status = "Ready"
-			case corev1.ConditionFalse:
+			case corev1.ConditionFalse, corev1.ConditionUnknown:
 				status = "NotReady"
 			}
 			if n.Spec.Unschedulable {
