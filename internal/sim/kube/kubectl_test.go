@@ -749,3 +749,19 @@ status: {}
 		t.Errorf("diff: %+v", r)
 	}
 }
+
+func TestKubectlAppliesTheSamplePersistentVolumes(t *testing.T) {
+	c := newCluster(t)
+	for _, n := range []string{"nfs-pv1", "nfs-pv2", "nfs-pv3"} {
+		b, err := fs.ReadFile(samples.VNFPackage(), "Files/kubernetes/"+n+".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := c.ok(string(b), "apply", "-f", "-"); out != "persistentvolume/"+n+" created\n" {
+			t.Errorf("apply %s: %q", n, out)
+		}
+		if out := c.ok(string(b), "apply", "-f", "-"); out != "persistentvolume/"+n+" unchanged\n" {
+			t.Errorf("re-apply %s: %q", n, out)
+		}
+	}
+}

@@ -27,7 +27,7 @@ import (
 )
 
 // Kinds of the objects [MemoryAPI] models with behaviour (the others are
-// stored as they come).
+// stored as they come). They are values to read, never to reassign.
 var (
 	// KindNamespace is core/v1 Namespace.
 	KindNamespace = corev1.SchemeGroupVersion.WithKind("Namespace")
