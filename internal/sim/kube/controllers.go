@@ -43,6 +43,7 @@ func (m *MemoryAPI) reconcileLocked() {
 		m.deploymentsStatusLocked()
 		m.daemonSetsStatusLocked()
 		m.disruptionLocked()
+		m.volumesLocked()
 		if m.rv == before {
 			return
 		}

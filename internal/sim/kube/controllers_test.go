@@ -12,6 +12,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -530,5 +531,57 @@ func TestFlannelNeedsPodCIDR(t *testing.T) {
 	}
 	if ok, err := PodNetworkReady(ctx, m, "a"); !ok || err != nil {
 		t.Errorf("flannel with a podCIDR: %v %v", ok, err)
+	}
+}
+
+func TestPersistentVolumeBinding(t *testing.T) {
+	m := newTestAPI(t)
+	ctx := context.Background()
+	pv := func(name, size string) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)},
+				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+				PersistentVolumeSource:        corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{Server: "10.0.0.9", Path: "/volume/nfs/" + name}},
+			},
+		}
+	}
+	for _, v := range []*corev1.PersistentVolume{pv("big", "5Gi"), pv("small", "1Gi")} {
+		if _, err := m.Create(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	phase := func(name string) corev1.PersistentVolumePhase {
+		o, _ := m.Get(ctx, KindPersistentVolume, "", name)
+		return o.(*corev1.PersistentVolume).Status.Phase
+	}
+	if phase("big") != corev1.VolumeAvailable || phase("small") != corev1.VolumeAvailable {
+		t.Fatalf("phases %s %s", phase("big"), phase("small"))
+	}
+	claim := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			StorageClassName: new(string),
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("512Mi")}},
+		},
+	}
+	if _, err := m.Create(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	o, _ := m.Get(ctx, KindPersistentVolumeClaim, "default", "data")
+	if c := o.(*corev1.PersistentVolumeClaim); c.Spec.VolumeName != "small" || c.Status.Phase != corev1.ClaimBound {
+		t.Errorf("claim %s %s", c.Spec.VolumeName, c.Status.Phase)
+	}
+	if phase("small") != corev1.VolumeBound || phase("big") != corev1.VolumeAvailable {
+		t.Errorf("phases after binding %s %s", phase("small"), phase("big"))
+	}
+	if err := m.Delete(ctx, KindPersistentVolumeClaim, "default", "data"); err != nil {
+		t.Fatal(err)
+	}
+	if phase("small") != corev1.VolumeReleased {
+		t.Errorf("retained volume after its claim went: %s", phase("small"))
 	}
 }

@@ -441,6 +441,8 @@ var resourceTypes = func() map[string]schema.GroupVersionKind {
 	add(KindDeployment, "deployments", "deployment", "deploy", "deployments.apps", "deployment.apps")
 	add(KindReplicaSet, "replicasets", "replicaset", "rs", "replicasets.apps")
 	add(KindDaemonSet, "daemonsets", "daemonset", "ds", "daemonsets.apps")
+	add(KindPersistentVolume, "persistentvolumes", "persistentvolume", "pv")
+	add(KindPersistentVolumeClaim, "persistentvolumeclaims", "persistentvolumeclaim", "pvc")
 	add(KindPodDisruptionBudget, "poddisruptionbudgets", "poddisruptionbudget", "pdb", "poddisruptionbudgets.policy")
 	add(KindClusterRole, "clusterroles", "clusterrole", "clusterroles.rbac.authorization.k8s.io")
 	add(KindClusterRoleBinding, "clusterrolebindings", "clusterrolebinding", "clusterrolebindings.rbac.authorization.k8s.io")
