@@ -453,6 +453,13 @@ func (s *session) applyOne(gvk schema.GroupVersionKind, ns, name, source string,
 		// type (fields with default values the type omits drop out).
 		merged = s.normalizeMap(gvk, merged)
 		if diff {
+			// kubectl diff asks the server for a dry run, which fails as
+			// the creation would in a namespace that does not exist.
+			if liveMap == nil && Namespaced(gvk) {
+				if _, err := s.api.Get(s.ctx, KindNamespace, "", ns); err != nil {
+					return false, err
+				}
+			}
 			return s.diffObjects(gvk, ns, name, liveMap, merged)
 		}
 		switch {

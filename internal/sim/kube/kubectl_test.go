@@ -765,3 +765,35 @@ func TestKubectlAppliesTheSamplePersistentVolumes(t *testing.T) {
 		}
 	}
 }
+
+func TestKubectlApplyErrors(t *testing.T) {
+	c := newCluster(t)
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: nope\n"
+	r := c.kubectl(cm, "apply", "-f", "-")
+	if r.code != 1 || r.stderr != "Error from server (NotFound): error when creating \"STDIN\": namespaces \"nope\" not found\n" {
+		t.Errorf("missing namespace: %+v", r)
+	}
+	r = c.kubectl(cm, "apply", "-f", "-", "--namespace=default")
+	if r.code != 1 || !strings.Contains(r.stderr, `the namespace from the provided object "nope" does not match the namespace "default"`) {
+		t.Errorf("namespace mismatch: %+v", r)
+	}
+	r = c.kubectl("metadata:\n  name: x\n", "apply", "-f", "-")
+	if r.code != 1 || !strings.Contains(r.stderr, "error validating data: [apiVersion not set, kind not set]") {
+		t.Errorf("no kind: %+v", r)
+	}
+	r = c.kubectl("", "apply", "-f", "-")
+	if r.code != 1 || r.stderr != "error: no objects passed to apply\n" {
+		t.Errorf("empty manifest: %+v", r)
+	}
+	r = c.kubectl(cm, "diff", "-f", "-")
+	if r.code != 2 {
+		t.Errorf("diff error status: %+v", r)
+	}
+	// The namespace defaults to the context's (default).
+	if out := c.ok("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n", "apply", "-f", "-"); out != "configmap/c created\n" {
+		t.Errorf("apply without namespace: %q", out)
+	}
+	if _, err := c.api.Get(c.ctx, kube.KindConfigMap, "default", "c"); err != nil {
+		t.Error(err)
+	}
+}
