@@ -66,8 +66,12 @@ func newCluster(t *testing.T) *cluster {
 		},
 	})
 	cat := ubuntu.DefaultCatalog()
-	resolve := func(_ *ubuntu.Machine, kubeconfig string) (kube.API, error) {
-		server, err := kube.KubeconfigServer(kubeconfig)
+	resolve := func(m *ubuntu.Machine, path string) (kube.API, error) {
+		b, err := m.Server().FS().ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		server, err := kube.KubeconfigServer(string(b))
 		if err != nil {
 			return nil, err
 		}
@@ -108,12 +112,12 @@ func newCluster(t *testing.T) *cluster {
 	return c
 }
 
-type result struct {
+type kcResult struct {
 	stdout, stderr string
 	code           int
 }
 
-var anyExit = func() []int {
+var kcAnyExit = func() []int {
 	var out []int
 	for i := 1; i < 256; i++ {
 		out = append(out, i)
@@ -122,14 +126,14 @@ var anyExit = func() []int {
 }()
 
 // kubectl runs sudo kubectl --kubeconfig=/etc/kubernetes/admin.conf ARGS.
-func (c *cluster) kubectl(stdin string, args ...string) result {
+func (c *cluster) kubectl(stdin string, args ...string) kcResult {
 	c.t.Helper()
 	return c.run(true, stdin, append([]string{"kubectl", "--kubeconfig=/etc/kubernetes/admin.conf"}, args...)...)
 }
 
-func (c *cluster) run(sudo bool, stdin string, argv ...string) result {
+func (c *cluster) run(sudo bool, stdin string, argv ...string) kcResult {
 	c.t.Helper()
-	cmd := remote.Cmd{Args: argv, Sudo: sudo, OKExit: anyExit}
+	cmd := remote.Cmd{Args: argv, Sudo: sudo, OKExit: kcAnyExit}
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
@@ -137,7 +141,7 @@ func (c *cluster) run(sudo bool, stdin string, argv ...string) result {
 	if err != nil {
 		c.t.Fatalf("%v: %v", argv, err)
 	}
-	return result{string(out.Stdout), string(out.Stderr), out.ExitCode}
+	return kcResult{string(out.Stdout), string(out.Stderr), out.ExitCode}
 }
 
 // ok runs kubectl and fails the test unless it exits 0.
@@ -583,7 +587,7 @@ type: kubernetes.io/service-account-token
 	if err := c.m.Server().FS().WriteFile("/root/vim.conf", []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	vimctl := func(args ...string) result {
+	vimctl := func(args ...string) kcResult {
 		return c.run(true, "", append([]string{"kubectl", "--kubeconfig=/root/vim.conf"}, args...)...)
 	}
 	r := vimctl("get", "nodes", "-o", "name")
