@@ -710,7 +710,10 @@ func (m *MemoryAPI) markUnschedulable(p *corev1.Pod, n int, reasons map[string]i
 	if len(parts) > 0 {
 		msg += ": " + strings.Join(parts, ", ")
 	}
-	msg += "."
+	// The default preemption plugin adds its verdict
+	// (pkg/scheduler/framework/preemption: no victim would help a pod
+	// that fails filters other than resources).
+	msg += fmt.Sprintf(". preemption: 0/%d nodes are available: %d Preemption is not helpful for scheduling.", n, n)
 	cond := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: msg}
 	for i, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled {

@@ -129,7 +129,7 @@ func TestUnschedulableWithoutWorkers(t *testing.T) {
 		t.Fatalf("pod scheduled on a tainted master: %+v", p.Spec.NodeName)
 	}
 	msg := p.Status.Conditions[0].Message
-	if want := "0/1 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }."; msg != want {
+	if want := "0/1 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."; msg != want {
 		t.Errorf("message %q, want %q", msg, want)
 	}
 	// A worker arriving gets the pod.
