@@ -28,9 +28,13 @@ const maxReconcileRounds = 50
 func (m *MemoryAPI) reconcileLocked() {
 	for range maxReconcileRounds {
 		before := m.rv
+		m.namespacesLocked()
+		m.nodeIPAMLocked()
 		m.nodeLifecycleLocked()
 		m.podGCLocked()
+		m.terminatingPodsLocked()
 		m.tokensLocked()
+		m.tokenCleanerLocked()
 		m.deploymentsLocked()
 		m.replicaSetsLocked()
 		m.daemonSetsLocked()
@@ -39,6 +43,7 @@ func (m *MemoryAPI) reconcileLocked() {
 		m.deploymentsStatusLocked()
 		m.daemonSetsStatusLocked()
 		m.disruptionLocked()
+		m.volumesLocked()
 		if m.rv == before {
 			return
 		}
@@ -117,7 +122,10 @@ const (
 // condition, as pkg/controller/nodelifecycle/node_lifecycle_controller.go
 // doNoScheduleTaintingPass does: Ready False → not-ready, Unknown →
 // unreachable, True → neither. A node without a Ready condition keeps
-// the taints it has (the kubelet registers a node tainted not-ready).
+// the taints it has: the kubelet registers a node without one
+// (pkg/kubelet/kubelet_node_status.go initialNode) and reports its Ready
+// condition right after; the grace period after which the controller
+// would mark a silent node Unknown does not pass here.
 func (m *MemoryAPI) nodeLifecycleLocked() {
 	for _, n := range m.nodes() {
 		var want string
@@ -254,9 +262,9 @@ func (m *MemoryAPI) deploymentsLocked() {
 			},
 			Spec: appsv1.ReplicaSetSpec{Replicas: &replicas, Selector: sel, Template: tmpl},
 		}
-		if _, err := m.createLocked(rs); err != nil {
-			panic(fmt.Sprintf("kube: deployment controller: %v", err))
-		}
+		// A refused creation (a namespace being deleted) is retried on
+		// the next write, as the controller requeues.
+		_, _ = m.createLocked(rs)
 	}
 }
 
@@ -267,6 +275,7 @@ func (m *MemoryAPI) deploymentsStatusLocked() {
 		d := o.(*appsv1.Deployment).DeepCopy()
 		hash := templateHash(&d.Spec.Template)
 		var st appsv1.DeploymentStatus
+		var failure *appsv1.DeploymentCondition
 		st.ObservedGeneration = d.Generation
 		for _, r := range m.listLocked(KindReplicaSet, d.Namespace) {
 			if !ownedBy(r, d.UID) {
@@ -278,6 +287,12 @@ func (m *MemoryAPI) deploymentsStatusLocked() {
 			st.AvailableReplicas += rs.Status.AvailableReplicas
 			if rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey] == hash {
 				st.UpdatedReplicas = rs.Status.Replicas
+				for _, c := range rs.Status.Conditions {
+					if c.Type == appsv1.ReplicaSetReplicaFailure {
+						failure = &appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: c.Status, Reason: c.Reason, Message: c.Message,
+							LastTransitionTime: c.LastTransitionTime, LastUpdateTime: c.LastTransitionTime}
+					}
+				}
 			}
 		}
 		st.UnavailableReplicas = max(0, *d.Spec.Replicas-st.AvailableReplicas)
@@ -295,6 +310,9 @@ func (m *MemoryAPI) deploymentsStatusLocked() {
 		if st.Conditions[0].LastTransitionTime.IsZero() {
 			now := metav1.NewTime(m.now().Truncate(1e9))
 			st.Conditions[0].LastTransitionTime, st.Conditions[0].LastUpdateTime = now, now
+		}
+		if failure != nil {
+			st.Conditions = append(st.Conditions, *failure)
 		}
 		d.Status = st
 		m.put(d)
@@ -325,13 +343,16 @@ func (m *MemoryAPI) replicaSetsLocked() {
 				Spec: tmpl.Spec,
 			}
 			if _, err := m.createLocked(pod); err != nil {
-				panic(fmt.Sprintf("kube: replicaset controller: %v", err))
+				// Admission refused the pod (a missing service
+				// account): the status pass reports ReplicaFailure,
+				// and the next write retries.
+				break
 			}
 		}
 		if len(pods) > want {
 			sort.SliceStable(pods, func(i, j int) bool { return deleteFirst(pods[i], pods[j]) })
 			for _, p := range pods[:len(pods)-want] {
-				_ = m.deleteLocked(KindPod, p.Namespace, p.Name)
+				_ = m.deletePodLocked(p.Namespace, p.Name)
 			}
 		}
 	}
@@ -372,6 +393,24 @@ func (m *MemoryAPI) replicaSetsStatusLocked() {
 			if podReady(p) {
 				st.ReadyReplicas++
 				st.AvailableReplicas++
+			}
+		}
+		// replica_set_utils.go: a failed pod creation is the
+		// ReplicaFailure condition (reason FailedCreate), until the
+		// replicas are there.
+		if st.Replicas < *rs.Spec.Replicas {
+			probe := &corev1.Pod{ObjectMeta: *rs.Spec.Template.ObjectMeta.DeepCopy(), Spec: *rs.Spec.Template.Spec.DeepCopy()}
+			probe.Namespace = rs.Namespace
+			if err := m.admitPodLocked(probe); err != nil {
+				st.Conditions = []appsv1.ReplicaSetCondition{{Type: appsv1.ReplicaSetReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: err.Error()}}
+				for _, c := range rs.Status.Conditions {
+					if c.Type == appsv1.ReplicaSetReplicaFailure && c.Message == err.Error() {
+						st.Conditions[0].LastTransitionTime = c.LastTransitionTime
+					}
+				}
+				if st.Conditions[0].LastTransitionTime.IsZero() {
+					st.Conditions[0].LastTransitionTime = metav1.NewTime(m.now().Truncate(1e9))
+				}
 			}
 		}
 		rs.Status = st
@@ -431,7 +470,7 @@ func (m *MemoryAPI) daemonSetsLocked() {
 			run[n.Name] = true
 			if len(byNode[n.Name]) > 0 {
 				for _, extra := range byNode[n.Name][1:] {
-					_ = m.deleteLocked(KindPod, extra.Namespace, extra.Name)
+					_ = m.deletePodLocked(extra.Namespace, extra.Name)
 				}
 				continue
 			}
@@ -445,14 +484,13 @@ func (m *MemoryAPI) daemonSetsLocked() {
 				},
 				Spec: *spec,
 			}
-			if _, err := m.createLocked(pod); err != nil {
-				panic(fmt.Sprintf("kube: daemonset controller: %v", err))
-			}
+			// A refused pod (admission) is retried on the next write.
+			_, _ = m.createLocked(pod)
 		}
 		for node, pods := range byNode {
 			if !run[node] {
 				for _, p := range pods {
-					_ = m.deleteLocked(KindPod, p.Namespace, p.Name)
+					_ = m.deletePodLocked(p.Namespace, p.Name)
 				}
 			}
 		}
@@ -672,7 +710,10 @@ func (m *MemoryAPI) markUnschedulable(p *corev1.Pod, n int, reasons map[string]i
 	if len(parts) > 0 {
 		msg += ": " + strings.Join(parts, ", ")
 	}
-	msg += "."
+	// The default preemption plugin adds its verdict
+	// (pkg/scheduler/framework/preemption: no victim would help a pod
+	// that fails filters other than resources).
+	msg += fmt.Sprintf(". preemption: 0/%d nodes are available: %d Preemption is not helpful for scheduling.", n, n)
 	cond := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: msg}
 	for i, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled {

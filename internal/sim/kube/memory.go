@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"sort"
 	"strings"
 	"sync"
@@ -26,7 +27,7 @@ import (
 )
 
 // Kinds of the objects [MemoryAPI] models with behaviour (the others are
-// stored as they come).
+// stored as they come). They are values to read, never to reassign.
 var (
 	// KindNamespace is core/v1 Namespace.
 	KindNamespace = corev1.SchemeGroupVersion.WithKind("Namespace")
@@ -116,6 +117,14 @@ type MemoryOptions struct {
 	// Seed makes generated names (pod suffixes, tokens, uids)
 	// reproducible; 0 is a fixed seed as well.
 	Seed uint64
+	// ClusterCIDR is the pod network (kubeadm's networking.podSubnet):
+	// when set, nodes without spec.podCIDR get a subnet of it, as
+	// kube-controller-manager's node IPAM does. Unset: nodes keep the
+	// podCIDR they are created with.
+	ClusterCIDR netip.Prefix
+	// NodeCIDRMaskSize is the size of each node's subnet
+	// (--node-cidr-mask-size: 24 for IPv4 and 64 for IPv6 when 0).
+	NodeCIDRMaskSize int
 }
 
 // MemoryAPI is an in-memory [API]: a kube-apiserver with its storage and
@@ -141,14 +150,34 @@ type MemoryOptions struct {
 // *unstructured.Unstructured without behaviour; their scope is guessed
 // from a small table of cluster-scoped kinds.
 //
+// The controllers (each cites what it models): Deployment → ReplicaSet
+// → Pods; DaemonSet → one pod per node it fits; the scheduler (taints and
+// tolerations, cordoned nodes, node selectors and affinity, fewest pods
+// first; a bound pod runs and is Ready at once); the node lifecycle
+// controller's not-ready/unreachable NoSchedule taints; pod GC; node
+// IPAM ([MemoryOptions.ClusterCIDR]); the service account controller and
+// the root CA publisher of every namespace; the token controller and the
+// bootstrap token cleaner; the disruption controller (PodDisruptionBudget
+// status); the persistent volume controller for static volumes. The
+// ServiceAccount admission plugin checks new pods. Pod deletion is
+// graceful: immediate unless the pod's node reports Ready Unknown (its
+// kubelet stopped), where the pod stays Terminating.
+//
 // A cluster has a pod network on a node once a DaemonSet mounting the
 // hostPath /etc/cni/net.d has a pod there: see [PodNetworkReady].
 //
+// Not modelled: watches, patches and subresources other than eviction
+// (Update writes status too), field managers, Services and their
+// endpoints, Jobs, StatefulSets, graceful deletion periods (time does not
+// pass), finalizers, admission beyond service accounts.
+//
 // MemoryAPI is safe for concurrent use.
 type MemoryAPI struct {
-	scheme *runtime.Scheme
-	caCert []byte
-	now    func() time.Time
+	scheme       *runtime.Scheme
+	caCert       []byte
+	now          func() time.Time
+	clusterCIDR  netip.Prefix
+	nodeMaskSize int
 
 	mu   sync.Mutex
 	rng  *rand.Rand
@@ -172,6 +201,16 @@ func NewMemoryAPI(o MemoryOptions) *MemoryAPI {
 		now:    now,
 		rng:    rand.New(rand.NewPCG(o.Seed, 0x6d676d746b6974)),
 		objs:   map[schema.GroupVersionKind]map[string]Object{},
+	}
+	if o.ClusterCIDR.IsValid() {
+		m.clusterCIDR = o.ClusterCIDR.Masked()
+		m.nodeMaskSize = o.NodeCIDRMaskSize
+		if m.nodeMaskSize == 0 {
+			m.nodeMaskSize = 24
+			if m.clusterCIDR.Addr().Is6() {
+				m.nodeMaskSize = 64
+			}
+		}
 	}
 	for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
 		m.mustCreate(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
@@ -309,6 +348,11 @@ func (m *MemoryAPI) createLocked(in Object) (Object, error) {
 	}
 	if err := m.checkScope(gvk, obj); err != nil {
 		return nil, err
+	}
+	if p, ok := obj.(*corev1.Pod); ok {
+		if err := m.admitPodLocked(p); err != nil {
+			return nil, err
+		}
 	}
 	k := key(obj.GetNamespace(), obj.GetName())
 	if _, ok := m.objs[gvk][k]; ok {
@@ -482,7 +526,11 @@ func specChanged(a, b Object) bool {
 func (m *MemoryAPI) Delete(_ context.Context, gvk schema.GroupVersionKind, namespace, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.deleteLocked(gvk, namespace, name); err != nil {
+	del := m.deleteLocked
+	if gvk == KindPod {
+		del = func(_ schema.GroupVersionKind, ns, n string) error { return m.deletePodLocked(ns, n) }
+	}
+	if err := del(gvk, namespace, name); err != nil {
 		return err
 	}
 	m.reconcileLocked()
