@@ -317,17 +317,7 @@ func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result,
 	// goes first: a bad entry is a ParamsError with no command run.
 	res, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: o.Hosts, Files: append([]string{system.HostsFile}, o.HostsFiles...)})
 	if err != nil {
-		var pe *lcm.ParamsError
-		if errors.As(err, &pe) {
-			for i, pr := range pe.Problems {
-				if rest, ok := strings.CutPrefix(pr.Path, "Entries"); ok {
-					pe.Problems[i].Path = "Hosts" + rest
-				} else if strings.HasPrefix(pr.Path, "Files") {
-					pe.Problems[i].Path = "HostsFiles"
-				}
-			}
-		}
-		return res, stepErr(h, "the cluster's /etc/hosts block", err)
+		return res, stepErr(h, "the cluster's /etc/hosts block", hostsProblems(err))
 	}
 	files, err := remote.ReadFiles(ctx, h, []string{swapsFile, FstabFile, CloudHostsTemplate}, remote.FileOptions{Sudo: true})
 	if err != nil {
@@ -361,6 +351,47 @@ func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result,
 		}
 	}
 	return res, nil
+}
+
+// UpdateHosts makes the cluster's block of /etc/hosts (and of
+// [CloudHostsTemplate] where it exists) hold entries, and changes
+// nothing else: the step that tells the other nodes that one joined or
+// left (scale-out, scale-in, heal), where [PrepareNode] prepares a new
+// one. Entries are validated before anything runs (an
+// *lcm.ParamsError); a converged node costs two commands.
+func UpdateHosts(ctx context.Context, h remote.Host, entries []system.HostsEntry) (lcm.Result, error) {
+	res, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: entries})
+	if err != nil {
+		return res, stepErr(h, "the cluster's /etc/hosts block", hostsProblems(err))
+	}
+	files, err := remote.ReadFiles(ctx, h, []string{CloudHostsTemplate}, remote.FileOptions{Sudo: true})
+	if err != nil {
+		return res, stepErr(h, "reading "+CloudHostsTemplate, err)
+	}
+	if _, ok := files[CloudHostsTemplate]; ok {
+		r, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: entries, Files: []string{CloudHostsTemplate}})
+		res = res.And(r)
+		if err != nil {
+			return res, stepErr(h, CloudHostsTemplate, err)
+		}
+	}
+	return res, nil
+}
+
+// hostsProblems renames the paths of SetHostsBlock's ParamsError to
+// NodeOptions' fields (Entries → Hosts, Files → HostsFiles).
+func hostsProblems(err error) error {
+	var pe *lcm.ParamsError
+	if errors.As(err, &pe) {
+		for i, pr := range pe.Problems {
+			if rest, ok := strings.CutPrefix(pr.Path, "Entries"); ok {
+				pe.Problems[i].Path = "Hosts" + rest
+			} else if strings.HasPrefix(pr.Path, "Files") {
+				pe.Problems[i].Path = "HostsFiles"
+			}
+		}
+	}
+	return err
 }
 
 // stepErr says which part of a step failed on which host; a ParamsError
