@@ -1,0 +1,58 @@
+package kubeadm_test
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/mgmtkit/mgmtkit/internal/sim"
+	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
+	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
+	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/lcm"
+)
+
+// worldCloud is a cloud whose catalog has the simulated Kubernetes
+// world's packages (kube.AddPackages: pkgs.k8s.io's kubeadm, kubelet,
+// kubectl; jammy's haproxy and keepalived, whose configurations the
+// world reads), and the world.
+func worldCloud() (sim.Options, func() *kube.World) {
+	var world *kube.World
+	var cloud *sim.Cloud
+	opts := sim.Options{Catalog: func() *ubuntu.Catalog {
+		c := ubuntu.DefaultCatalog()
+		if world == nil {
+			world = kube.NewWorld(cloud)
+		}
+		kube.AddPackages(c, world, nil)
+		return c
+	}}
+	return opts, func() *kube.World { return world }
+}
+
+func TestTheWorldRoutesThroughOurHAProxyAndKeepalived(t *testing.T) {
+	opts, world := worldCloud()
+	n := newSimNode(t, opts)
+	lb := kubeadm.APIServerLB{
+		VIP: netip.MustParsePrefix("127.0.1.200/24"), Priority: 103, Interface: "ens3",
+		Backends: []kubeadm.Backend{{Name: kubeadm.NodeName(lcm.RoleMaster, n.host.NICAddress), Address: n.host.NICAddress}},
+	}
+	n.twice("ConfigureHAProxy", func() (lcm.Result, error) { return kubeadm.ConfigureHAProxy(n.ctx, n.ssh, lb) })
+	n.twice("ConfigureKeepalived", func() (lcm.Result, error) { return kubeadm.ConfigureKeepalived(n.ctx, n.ssh, lb) })
+	if got := world().VIPHolder("127.0.1.200"); got != n.host.Machine {
+		t.Errorf("the VIP is held by %v, want this master", got)
+	}
+	if w := world().ConfigWarnings(); len(w) > 0 {
+		t.Errorf("the world warns: %q", w)
+	}
+	// HAProxy down: keepalived's check fails and the VIP is given up.
+	if _, err := n.ssh.Run(n.ctx, remoteCmd("systemctl", "stop", "haproxy")); err != nil {
+		t.Fatal(err)
+	}
+	if got := world().VIPHolder("127.0.1.200"); got != nil {
+		t.Errorf("the VIP stays on a master without HAProxy")
+	}
+	if !strings.Contains(n.read(kubeadm.HAProxyConfig), "bind *:16443") {
+		t.Error("haproxy.cfg")
+	}
+}
