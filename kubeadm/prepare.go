@@ -42,6 +42,19 @@ const (
 // so PrepareNode writes the cluster's block there too when it exists.
 const CloudHostsTemplate = "/etc/cloud/templates/hosts.debian.tmpl"
 
+// CloudPreserveHostname is the cloud-init configuration PrepareNode
+// writes where cloud-init is installed (/etc/cloud/cloud.cfg or
+// [CloudHostsTemplate] exists):
+// preserve_hostname: true, so that cloud-init's update_hostname module,
+// which runs at every boot, does not set the host name back to the
+// instance's (cloudinit/config/cc_update_hostname.py and
+// cc_set_hostname.py: "preserve_hostname: If true, the hostname will not
+// be changed").
+const CloudPreserveHostname = "/etc/cloud/cloud.cfg.d/99-mgmtkit-hostname.cfg"
+
+// cloudConfig marks a node where cloud-init runs.
+const cloudConfig = "/etc/cloud/cloud.cfg"
+
 // swapsFile lists the active swap areas (proc(5)); its first line is a
 // header. kubeadm's preflight SwapCheck reads it too
 // (kubernetes/kubernetes cmd/kubeadm/app/preflight/checks.go: "running
@@ -284,7 +297,8 @@ type NodeOptions struct {
 // PrepareNode makes a VM ready for a container runtime and kubeadm, each
 // part only where it differs:
 //
-//   - the host name is o.Name (system.SetHostname);
+//   - the host name is o.Name (system.SetHostname), and cloud-init keeps
+//     it across reboots ([CloudPreserveHostname]);
 //   - the cluster's block of /etc/hosts holds o.Hosts
 //     (system.SetHostsBlock, block [HostsBlock]), and so does cloud-init's
 //     [CloudHostsTemplate] where it exists, so that a reboot keeps it;
@@ -319,7 +333,7 @@ func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result,
 	if err != nil {
 		return res, stepErr(h, "the cluster's /etc/hosts block", hostsProblems(err))
 	}
-	files, err := remote.ReadFiles(ctx, h, []string{swapsFile, FstabFile, CloudHostsTemplate}, remote.FileOptions{Sudo: true})
+	files, err := remote.ReadFiles(ctx, h, []string{swapsFile, FstabFile, CloudHostsTemplate, cloudConfig, CloudPreserveHostname}, remote.FileOptions{Sudo: true})
 	if err != nil {
 		return res, stepErr(h, "reading swap, fstab and cloud-init's hosts template", err)
 	}
@@ -334,6 +348,18 @@ func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result,
 			return system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: o.Hosts, Files: []string{CloudHostsTemplate}})
 		}},
 		{"the host name", func() (lcm.Result, error) { return system.SetHostname(ctx, h, o.Name) }},
+		{"cloud-init's preserve_hostname", func() (lcm.Result, error) {
+			want := []byte("# Managed by mgmtkit: the host name is the Kubernetes node name.\npreserve_hostname: true\n")
+			_, cfg := files[cloudConfig]
+			_, tmpl := files[CloudHostsTemplate]
+			if !cfg && !tmpl || bytes.Equal(files[CloudPreserveHostname], want) {
+				return lcm.Unchanged, nil
+			}
+			if _, err := h.WriteFile(ctx, CloudPreserveHostname, bytes.NewReader(want), remote.FileOptions{Mode: 0o644, Owner: "root", Group: "root", Sudo: true}); err != nil {
+				return lcm.Unchanged, err
+			}
+			return lcm.Changed("wrote " + CloudPreserveHostname), nil
+		}},
 		{"swap", func() (lcm.Result, error) { return swapOff(ctx, h, files) }},
 		{"kernel modules", func() (lcm.Result, error) {
 			return system.LoadKernelModules(ctx, h, system.ModulesOptions{Name: KernelConfigName, Modules: k8sModules})

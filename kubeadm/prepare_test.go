@@ -104,6 +104,9 @@ func TestPrepareNodeConvergesAndIsIdempotent(t *testing.T) {
 	if got := n.host.Machine.Hostname(); got != name {
 		t.Errorf("host name after a reboot %q", got)
 	}
+	if got := n.read(kubeadm.CloudPreserveHostname); !strings.HasSuffix(got, "\npreserve_hostname: true\n") {
+		t.Errorf("%s: %q", kubeadm.CloudPreserveHostname, got)
+	}
 	if got := n.read("/proc/swaps"); got != swapsHeader {
 		t.Errorf("swap on after a reboot:\n%s", got)
 	}
