@@ -57,8 +57,23 @@ cgroupDriver: systemd
 	if strings.Contains(string(out.Stderr), "WARNING") {
 		t.Errorf("kubeadm init warns:\n%s", out.Stderr)
 	}
-	if len(world().Clusters()) != 1 || world().ClusterOf(n.host.Machine) == nil {
+	c := world().ClusterOf(n.host.Machine)
+	if c == nil {
 		t.Fatal("no cluster after init")
+	}
+	if err := world().Sync(n.ctx); err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := c.Nodes(n.ctx)
+	if err != nil || len(nodes) != 1 || nodes[0].Name != name {
+		t.Fatalf("nodes %v, %v", nodes, err)
+	}
+	// Not Ready without a pod network, but for no reason of ours: the
+	// runtime's cgroup driver matches the kubelet's (SystemdCgroup).
+	for _, cond := range nodes[0].Status.Conditions {
+		if cond.Type == "Ready" && (strings.Contains(cond.Message, "cgroup") || strings.Contains(cond.Message, "swap")) {
+			t.Errorf("the node is not Ready because %s", cond.Message)
+		}
 	}
 	res := n.twice("ResetNode", func() (lcm.Result, error) { return kubeadm.ResetNode(n.ctx, n.ssh) })
 	if !strings.Contains(res.Detail, "kubeadm reset") {
