@@ -241,3 +241,31 @@ func TestRealHAProxyAndKeepalivedAcceptTheConfigs(t *testing.T) {
 		}
 	}
 }
+
+// A run that replaces haproxy.cfg and fails before the reload leaves the
+// reload to the next run, which finds the file as it wants it.
+func TestConfigureHAProxyOwesTheReloadAcrossAFailure(t *testing.T) {
+	n := newSimNode(t, lbCloud())
+	lb := threeMasters()
+	if _, err := kubeadm.ConfigureHAProxy(n.ctx, n.ssh, lb); err != nil {
+		t.Fatal(err)
+	}
+	before := n.host.Machine.Service("haproxy")
+	lb.Backends = lb.Backends[:2]
+	n.host.SSH.FailProgram("systemctl", 1, 1, "Failed to connect to bus: Connection timed out")
+	if _, err := kubeadm.ConfigureHAProxy(n.ctx, n.ssh, lb); err == nil {
+		t.Fatal("no failure")
+	}
+	if strings.Contains(n.read(kubeadm.HAProxyConfig), "10.0.0.7") {
+		t.Fatal("the file was not replaced before the failure: the test proves nothing")
+	}
+	if res, err := kubeadm.ConfigureHAProxy(n.ctx, n.ssh, lb); err != nil || !res.Changed {
+		t.Fatalf("%v, %v", res, err)
+	}
+	if got := n.host.Machine.Service("haproxy"); got.Reloads+got.Restarts != before.Reloads+before.Restarts+1 {
+		t.Errorf("reloads %d, restarts %d: want the owed one", got.Reloads-before.Reloads, got.Restarts-before.Restarts)
+	}
+	if res, err := kubeadm.ConfigureHAProxy(n.ctx, n.ssh, lb); err != nil || res.Changed {
+		t.Errorf("then: %v, %v", res, err)
+	}
+}
