@@ -189,3 +189,21 @@ func checkWithRealContainerd(t *testing.T, cfg string, want ...string) {
 		}
 	}
 }
+
+// A run that rewrites config.toml and fails before restarting containerd
+// leaves the restart to the next run.
+func TestInstallContainerdOwesTheRestartAcrossAFailure(t *testing.T) {
+	n := newSimNode(t, sim.Options{}, "containerd")
+	restarts := n.host.Machine.Service("containerd").Restarts
+	n.host.SSH.FailProgram("systemctl", 1, 1, "Failed to connect to bus: Connection timed out")
+	if _, err := kubeadm.InstallContainerd(n.ctx, n.ssh, kubeadm.RuntimeOptions{}); err == nil {
+		t.Fatal("no failure")
+	}
+	if !strings.Contains(n.read(kubeadm.ContainerdConfig), "SystemdCgroup") {
+		t.Fatal("config.toml not written before the failure: the test proves nothing")
+	}
+	n.twice("InstallContainerd", func() (lcm.Result, error) { return kubeadm.InstallContainerd(n.ctx, n.ssh, kubeadm.RuntimeOptions{}) })
+	if got := n.host.Machine.Service("containerd").Restarts; got != restarts+1 {
+		t.Errorf("containerd restarted %d times, want the owed restart", got-restarts)
+	}
+}
