@@ -384,7 +384,8 @@ func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result,
 // nothing else: the step that tells the other nodes that one joined or
 // left (scale-out, scale-in, heal), where [PrepareNode] prepares a new
 // one. Entries are validated before anything runs (an
-// *lcm.ParamsError); a converged node costs two commands.
+// *lcm.ParamsError); a converged node costs three commands (two
+// without cloud-init).
 func UpdateHosts(ctx context.Context, h remote.Host, entries []system.HostsEntry) (lcm.Result, error) {
 	res, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: entries})
 	if err != nil {

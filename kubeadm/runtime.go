@@ -95,7 +95,7 @@ type RuntimeOptions struct {
 //     configuration or drop-ins changed (system.ConfigureUnit), also
 //     when the change was made by a run that failed before the restart.
 //
-// A converged node costs four commands.
+// A converged node costs three commands.
 func InstallContainerd(ctx context.Context, h remote.Host, o RuntimeOptions) (lcm.Result, error) {
 	pkg := o.Package
 	if pkg == "" {
