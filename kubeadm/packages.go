@@ -22,7 +22,7 @@ const (
 	KubernetesSourcesList = "/etc/apt/sources.list.d/kubernetes.list"
 )
 
-// kubernetesPackages are what [InstallKubernetes] installs and holds.
+// kubernetesPackages returns what [InstallKubernetes] installs and holds.
 // Of their dependencies (kubernetes/release
 // cmd/krel/templates/latest/metadata.yaml and the packages' .spec files)
 // apt brings kubernetes-cni (kubelet's, >= 1.2.0 from 1.28), util-linux
@@ -32,7 +32,7 @@ const (
 // first: apt installs every named package at its pin in any order, the
 // simulated apt only when a pinned package is named before what depends
 // on it.
-var kubernetesPackages = []string{"kubelet", "kubectl", "kubeadm"}
+func kubernetesPackages() []string { return []string{"kubelet", "kubectl", "kubeadm"} }
 
 // KubernetesRepo returns the pkgs.k8s.io repository of v's minor
 // release, "https://pkgs.k8s.io/core:/stable:/v1.36/deb/".
@@ -152,7 +152,7 @@ func InstallKubernetes(ctx context.Context, h remote.Host, o PackagesOptions) (l
 		res = res.And(lcm.Changed("wrote " + KubernetesSourcesList))
 	}
 
-	pkgs := slices.Clone(kubernetesPackages)
+	pkgs := kubernetesPackages()
 	if version.IsPatch() {
 		for i := range pkgs {
 			pkgs[i] += "=" + PackageVersion(version)
@@ -170,7 +170,7 @@ func InstallKubernetes(ctx context.Context, h remote.Host, o PackagesOptions) (l
 	}
 	held := strings.Fields(string(out.Stdout))
 	var hold []string
-	for _, p := range kubernetesPackages {
+	for _, p := range kubernetesPackages() {
 		if !slices.Contains(held, p) {
 			hold = append(hold, p)
 		}

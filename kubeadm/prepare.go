@@ -62,12 +62,12 @@ const cloudConfig = "/etc/cloud/cloud.cfg"
 // false), so an entry under the header fails `kubeadm init` and `join`.
 const swapsFile = "/proc/swaps"
 
-// k8sModules are the kernel modules a kubeadm node needs: overlay for
+// k8sModules returns the kernel modules a kubeadm node needs: overlay for
 // containerd's overlayfs snapshotter, br_netfilter so that bridged pod
 // traffic passes iptables (kubernetes.io docs "Container Runtimes",
 // "Forwarding IPv4 and letting iptables see bridged traffic";
 // content/en/docs/setup/production-environment/container-runtimes.md).
-var k8sModules = []string{"overlay", "br_netfilter"}
+func k8sModules() []string { return []string{"overlay", "br_netfilter"} }
 
 // k8sSysctls returns the kernel parameters of the same page: bridged
 // traffic through ip(6)tables, and IPv4 forwarding, which kubeadm's
@@ -362,7 +362,7 @@ func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result,
 		}},
 		{"swap", func() (lcm.Result, error) { return swapOff(ctx, h, files) }},
 		{"kernel modules", func() (lcm.Result, error) {
-			return system.LoadKernelModules(ctx, h, system.ModulesOptions{Name: KernelConfigName, Modules: k8sModules})
+			return system.LoadKernelModules(ctx, h, system.ModulesOptions{Name: KernelConfigName, Modules: k8sModules()})
 		}},
 		{"kernel parameters", func() (lcm.Result, error) {
 			return system.ApplySysctls(ctx, h, system.SysctlOptions{Name: "90-" + KernelConfigName, Settings: k8sSysctls()})

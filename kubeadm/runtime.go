@@ -174,11 +174,13 @@ func crictlYAML() []byte {
 	return []byte("# Managed by mgmtkit: crictl talks to containerd.\nruntime-endpoint: " + ContainerdSocket + "\nimage-endpoint: " + ContainerdSocket + "\n")
 }
 
-// criPluginNames are the names by which disabled_plugins can turn off
+// criPluginNames returns the names by which disabled_plugins can turn off
 // containerd's CRI: the plugin ID "cri" (containerd.io's packaged
 // config.toml, docker/containerd-packaging common/containerd.toml), its
 // URI, and containerd 2's image and runtime plugins.
-var criPluginNames = []string{"cri", "io.containerd.grpc.v1.cri", "io.containerd.cri.v1.images", "io.containerd.cri.v1.runtime"}
+func criPluginNames() []string {
+	return []string{"cri", "io.containerd.grpc.v1.cri", "io.containerd.cri.v1.images", "io.containerd.cri.v1.runtime"}
+}
 
 // containerdConfig returns config.toml with kubeadm's settings, and what
 // it changed; nil when old already has them. It asks containerd its
@@ -194,7 +196,7 @@ func containerdConfig(ctx context.Context, h remote.Host, old []byte, sandbox st
 	if list, ok := cfg["disabled_plugins"].([]any); ok {
 		kept := slices.DeleteFunc(slices.Clone(list), func(v any) bool {
 			s, _ := v.(string)
-			return slices.Contains(criPluginNames, s)
+			return slices.Contains(criPluginNames(), s)
 		})
 		if len(kept) != len(list) {
 			changes = append(changes, "CRI plugin enabled")
