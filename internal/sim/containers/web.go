@@ -379,32 +379,40 @@ func aptTransport(n Network) ubuntu.AptTransport {
 		if proxy != "" {
 			pu, err := parseProxyURL(proxy)
 			if err != nil {
-				return fmt.Errorf("Unsupported proxy configured: %s", proxy)
+				return aptErrorf("Unsupported proxy configured: %s", proxy)
 			}
 			h := throughProxy(n, m, pu, u.Scheme, host, port, rawURL)
 			ip, pport, _ := net.SplitHostPort(h.proxyAddr)
 			switch {
 			case h.status == 0:
-				return fmt.Errorf("Could not connect to %s:%s (%s). - connect (111: Connection refused)", pu.Hostname(), pport, ip)
+				return aptErrorf("Could not connect to %s:%s (%s). - connect (111: Connection refused)", pu.Hostname(), pport, ip)
 			case h.status == http.StatusOK:
 				return nil
 			case u.Scheme == "https":
-				return fmt.Errorf("Invalid response from proxy: HTTP/1.1 %d %s  [IP: %s %s]", h.status, http.StatusText(h.status), ip, pport)
+				return aptErrorf("Invalid response from proxy: HTTP/1.1 %d %s  [IP: %s %s]", h.status, http.StatusText(h.status), ip, pport)
 			}
-			return fmt.Errorf("%d  %s [IP: %s %s]", h.status, http.StatusText(h.status), ip, pport)
+			return aptErrorf("%d  %s [IP: %s %s]", h.status, http.StatusText(h.status), ip, pport)
 		}
 		ip, ok := lookupHost(m, host)
 		switch {
 		case !ok && isInternetHost(host):
 			if !directInternet(n) {
-				return fmt.Errorf("Temporary failure resolving '%s'", host)
+				return aptErrorf("Temporary failure resolving '%s'", host)
 			}
 			return nil
 		case !ok:
-			return fmt.Errorf("Could not resolve '%s'", host)
+			return aptErrorf("Could not resolve '%s'", host)
 		case n.Machine(ip) == nil && n.ExternalRegistry(ip, port) == nil:
-			return fmt.Errorf("Could not connect to %s:%d (%s). - connect (111: Connection refused)", host, port, ip)
+			return aptErrorf("Could not connect to %s:%d (%s). - connect (111: Connection refused)", host, port, ip)
 		}
 		return nil
 	}
 }
+
+// aptError is a failure worded as apt prints it (capitalised, as apt's
+// messages are).
+type aptError string
+
+func (e aptError) Error() string { return string(e) }
+
+func aptErrorf(format string, args ...any) error { return aptError(fmt.Sprintf(format, args...)) }

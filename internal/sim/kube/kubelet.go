@@ -52,6 +52,8 @@ import (
 // Sync brings every cluster's Nodes and mirror pods up to date with the
 // kubelets of its machines (see the comment above).
 func (w *World) Sync(ctx context.Context) error {
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
 	for _, c := range w.Clusters() {
 		if err := w.syncCluster(ctx, c); err != nil {
 			return err
@@ -91,7 +93,7 @@ func (w *World) syncKubelet(ctx context.Context, c *Cluster, m *ubuntu.Machine, 
 		node = obj.(*corev1.Node)
 	}
 	now := metav1.NewTime(w.now())
-	if !kubeletRunning(m) {
+	if mb.gone || !kubeletRunning(m) {
 		if node == nil {
 			return nil
 		}

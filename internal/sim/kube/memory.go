@@ -443,6 +443,7 @@ func (m *MemoryAPI) updateLocked(in Object) (Object, error) {
 	}
 	if uid := obj.GetUID(); uid != "" && uid != old.GetUID() {
 		return nil, apierrors.NewConflict(Resource(gvk), obj.GetName(),
+			//lint:ignore ST1005 the API server's message (apiserver/pkg/registry/rest/update.go)
 			fmt.Errorf("Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, old.GetUID()))
 	}
 	// Fields the server owns.

@@ -56,6 +56,7 @@ type member struct {
 	address      string // advertise address (InternalIP)
 	bindPort     int    // the API server's, control planes only
 	taints       []corev1.Taint
+	gone         bool // the machine was deleted (Forget)
 }
 
 // World is every Kubernetes cluster of a simulated cloud, and the network
@@ -70,6 +71,10 @@ type World struct {
 	lbs      map[*ubuntu.Machine]bool // machines whose haproxy or keepalived ran
 	warnings []string
 	clock    func() time.Time
+
+	// syncMu serialises [World.Sync]: kubelets of concurrent joins and
+	// kubectl calls must not register the same Node twice.
+	syncMu sync.Mutex
 }
 
 // NewWorld returns a world without clusters whose machines are reached
@@ -272,7 +277,7 @@ func (w *World) machineAt(ip string) *ubuntu.Machine {
 // apiserverOn returns the cluster whose kube-apiserver m runs on port.
 func (w *World) apiserverOn(m *ubuntu.Machine, port int) *Cluster {
 	mb := w.memberOf(m)
-	if mb == nil || !mb.controlPlane || mb.bindPort != port {
+	if mb == nil || mb.gone || !mb.controlPlane || mb.bindPort != port {
 		return nil
 	}
 	if !m.Server().FS().Exists(manifestsDir+"/kube-apiserver.yaml") || !m.Service("kubelet").Active || !containers.Containerd(m).Running() {
@@ -361,4 +366,20 @@ func parseKubeconfig(data []byte) (server string, ca []byte, err error) {
 		}
 	}
 	return "", nil, errors.New("invalid configuration: no configuration has been provided")
+}
+
+// Forget tells the world machine m is gone (its VM deleted): its kubelet
+// no longer posts status, so its Node turns Ready=Unknown at the next
+// sync, as the node lifecycle controller marks a node that stopped
+// reporting; its keepalived gives its VIPs up; its etcd member stays
+// until someone removes it, as a dead member does.
+func (w *World) Forget(m *ubuntu.Machine) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if mb := w.members[m]; mb != nil {
+		gone := *mb
+		gone.gone = true
+		w.members[m] = &gone
+	}
+	delete(w.lbs, m)
 }
