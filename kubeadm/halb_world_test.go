@@ -8,35 +8,15 @@ import (
 	"time"
 
 	"github.com/mgmtkit/mgmtkit/internal/sim"
-	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
-	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/samples"
 )
 
-// worldCloud is a cloud whose catalog has the simulated Kubernetes
-// world's packages (kube.AddPackages: pkgs.k8s.io's kubeadm, kubelet,
-// kubectl; jammy's haproxy and keepalived, whose configurations the
-// world reads), and the world.
-func worldCloud() (sim.Options, func() *kube.World) {
-	var world *kube.World
-	var cloud *sim.Cloud
-	opts := sim.Options{Catalog: func() *ubuntu.Catalog {
-		c := ubuntu.DefaultCatalog()
-		if world == nil {
-			world = kube.NewWorld(cloud)
-		}
-		kube.AddPackages(c, world, nil)
-		return c
-	}}
-	return opts, func() *kube.World { return world }
-}
-
 func TestTheWorldRoutesThroughOurHAProxyAndKeepalived(t *testing.T) {
-	opts, world := worldCloud()
-	n := newSimNode(t, opts)
+	n := newSimNode(t, sim.Options{})
+	world := n.cloud.Kube
 	lb := kubeadm.APIServerLB{
 		VIP: netip.MustParsePrefix("127.0.1.200/24"), Priority: 103, Interface: "ens3",
 		Backends: []kubeadm.Backend{{Name: kubeadm.NodeName(lcm.RoleMaster, n.host.NICAddress), Address: n.host.NICAddress}},
@@ -65,8 +45,8 @@ func TestTheWorldRoutesThroughOurHAProxyAndKeepalived(t *testing.T) {
 // its own priority: the VIP is on the highest priority whose HAProxy
 // runs, and moves when that HAProxy stops.
 func TestTheVIPMovesBetweenThreeMasters(t *testing.T) {
-	opts, world := worldCloud()
-	cloud := sim.Start(t, opts)
+	cloud := sim.Start(t, sim.Options{})
+	world := cloud.Kube
 	_, topo, err := cloud.SampleCluster(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 3})
 	if err != nil {
 		t.Fatal(err)

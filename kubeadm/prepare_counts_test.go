@@ -1,6 +1,7 @@
 package kubeadm_test
 
 import (
+	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"testing"
 
 	"github.com/mgmtkit/mgmtkit/kubeadm"
@@ -12,8 +13,7 @@ import (
 // benchmark's per-node count of a rerun). The first runs' counts are
 // logged.
 func TestNodeStepsConvergedCommandCounts(t *testing.T) {
-	opts, _ := worldCloud()
-	n := newSimNode(t, opts)
+	n := newSimNode(t, sim.Options{})
 	name := kubeadm.NodeName(lcm.RoleMaster, n.host.NICAddress)
 	lb := threeMasters()
 	lb.Interface = "ens3"

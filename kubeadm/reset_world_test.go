@@ -1,6 +1,7 @@
 package kubeadm_test
 
 import (
+	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"strings"
 	"testing"
 
@@ -11,8 +12,8 @@ import (
 // A node prepared by this package's steps passes the simulated kubeadm's
 // preflight, and ResetNode takes it out of the cluster again.
 func TestPreparedNodeInitsAndResets(t *testing.T) {
-	opts, world := worldCloud()
-	n := newSimNode(t, opts)
+	n := newSimNode(t, sim.Options{})
+	world := n.cloud.Kube
 	name := kubeadm.NodeName(lcm.RoleMaster, n.host.NICAddress)
 	steps := []struct {
 		name string
