@@ -180,8 +180,9 @@ func directInternet(n Network) bool {
 }
 
 // proxyAt returns the modelled proxy at a proxy URL's address as m
-// resolves it, with that address (ip:port).
-func proxyAt(n Network, m *ubuntu.Machine, pu *url.URL) (*Proxy, string) {
+// resolves it (an IP literal, or a name its /etc/hosts maps), with that
+// address (ip:port) and whether the name resolved.
+func proxyAt(n Network, m *ubuntu.Machine, pu *url.URL) (*Proxy, string, bool) {
 	host, port := pu.Hostname(), pu.Port()
 	if port == "" {
 		port = "80" // Go's default for an http:// proxy (curl's, 1080, is set by curl)
@@ -189,34 +190,36 @@ func proxyAt(n Network, m *ubuntu.Machine, pu *url.URL) (*Proxy, string) {
 			port = "443"
 		}
 	}
-	ip := host
+	ip, resolved := host, true
 	if m != nil {
-		if a, ok := lookupHost(m, host); ok {
-			ip = a
+		ip, resolved = lookupHost(m, host)
+		if !resolved {
+			ip = host
 		}
 	}
 	pn, ok := n.(ProxiedNetwork)
-	if !ok {
-		return nil, net.JoinHostPort(ip, port)
+	if !ok || !resolved {
+		return nil, net.JoinHostPort(ip, port), resolved
 	}
 	p, _ := strconv.Atoi(port)
-	return pn.Proxy(ip, p), net.JoinHostPort(ip, port)
+	return pn.Proxy(ip, p), net.JoinHostPort(ip, port), true
 }
 
 // hop is the outcome of a request sent through a proxy.
 type hop struct {
-	status    int    // the proxy's answer; 0 when nothing answered
-	proxyAddr string // ip:port of the proxy
-	legacy    bool   // a proxy outside the model (see ProxiedNetwork)
+	status     int    // the proxy's answer; 0 when nothing answered
+	proxyAddr  string // ip:port of the proxy (host:port when unresolved)
+	unresolved bool   // the proxy's name does not resolve
+	legacy     bool   // a proxy outside the model (see ProxiedNetwork)
 }
 
 // throughProxy sends a request for scheme://host:port from machine m
 // through the proxy at pu: CONNECT for https, GET for http.
 func throughProxy(n Network, m *ubuntu.Machine, pu *url.URL, scheme, host string, port int, rawURL string) hop {
-	p, addr := proxyAt(n, m, pu)
+	p, addr, resolved := proxyAt(n, m, pu)
 	if p == nil {
 		if pn, ok := n.(ProxiedNetwork); ok && !pn.DirectInternet() {
-			return hop{proxyAddr: addr} // nothing listens there
+			return hop{proxyAddr: addr, unresolved: !resolved} // nothing listens there
 		}
 		// A proxy outside the model: it reaches the Internet, and the
 		// Internet only.
@@ -347,6 +350,9 @@ func (c proxyConfig) proxyFor(n Network, scheme, host string, port int) *url.URL
 // response itself, which the runtimes report as an unexpected status.
 func goProxyFailure(h hop, scheme string) *failure {
 	switch {
+	case h.unresolved:
+		host, _, _ := net.SplitHostPort(h.proxyAddr)
+		return &failure{kind: failText, text: "proxyconnect tcp: dial tcp: lookup " + host + " on 127.0.0.53:53: no such host"}
 	case h.status == 0:
 		return &failure{kind: failText, text: "proxyconnect tcp: dial tcp " + h.proxyAddr + ": connect: connection refused"}
 	case h.status == http.StatusOK:
@@ -384,6 +390,8 @@ func aptTransport(n Network) ubuntu.AptTransport {
 			h := throughProxy(n, m, pu, u.Scheme, host, port, rawURL)
 			ip, pport, _ := net.SplitHostPort(h.proxyAddr)
 			switch {
+			case h.unresolved:
+				return aptErrorf("Could not resolve '%s'", pu.Hostname())
 			case h.status == 0:
 				return aptErrorf("Could not connect to %s:%s (%s). - connect (111: Connection refused)", pu.Hostname(), pport, ip)
 			case h.status == http.StatusOK:

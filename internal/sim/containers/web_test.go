@@ -95,6 +95,11 @@ func TestCurlThroughAProxy(t *testing.T) {
 	}
 	n.fails("https_proxy=http://proxyuser:wrong@10.0.0.100:3128 curl -fsSL "+releaseKey, 56, "curl: (56) Received HTTP code 407 from proxy after CONNECT")
 	n.fails("curl -fsSL --proxy 10.0.0.100 "+releaseKey, 7, "curl: (7) Failed to connect to 10.0.0.100 port 1080 after 0 ms: Connection refused")
+	n.fails("curl -fsSL --proxy http://proxy.corp:3128 "+releaseKey, 5, "curl: (5) Could not resolve proxy: proxy.corp")
+	n.write("/etc/hosts", "127.0.0.1 localhost\n10.0.0.100 proxy.corp\n")
+	if out := n.ok("curl -fsSL --proxy http://proxyuser:" + proxyPW + "@proxy.corp:3128 " + releaseKey); out != containers.KubernetesReleaseKey {
+		t.Errorf("a proxy by name: %q", out)
+	}
 	// no_proxy sends the request direct, which cannot resolve the name
 	// here; HTTP_PROXY in upper case is not curl's.
 	n.fails("https_proxy="+proxyURL+" no_proxy=.k8s.io curl -fsSL "+releaseKey, 6, "Could not resolve host")
@@ -210,6 +215,11 @@ func TestContainerdThroughAProxy(t *testing.T) {
 	n.ok("systemctl daemon-reload && systemctl restart containerd")
 	if err := pull("registry:2"); err == nil || !strings.Contains(err.Error(), "proxyconnect tcp: dial tcp 10.0.0.99:3128: connect: connection refused") {
 		t.Errorf("Docker Hub through a missing proxy: %v", err)
+	}
+	n.write("/etc/systemd/system/containerd.service.d/http-proxy.conf", "[Service]\nEnvironment=\"HTTPS_PROXY=http://proxy.nowhere:3128\"\n")
+	n.ok("systemctl daemon-reload && systemctl restart containerd")
+	if err := pull("registry:2"); err == nil || !strings.Contains(err.Error(), "proxyconnect tcp: dial tcp: lookup proxy.nowhere on 127.0.0.53:53: no such host") {
+		t.Errorf("Docker Hub through a proxy whose name does not resolve: %v", err)
 	}
 	noPassword(t, p)
 }
