@@ -42,6 +42,9 @@ type Options struct {
 	Setup func(h *Host) error
 	// Heat configures the fake Keystone and Heat.
 	Heat heattest.Config
+	// ProxyOnly makes the Internet reachable only through an HTTP proxy
+	// of [Cloud.AddProxy], as [Cloud.SetDirectInternet](false) does.
+	ProxyOnly bool
 }
 
 // Cloud is a simulated OpenStack tenant. It is safe for concurrent use.
@@ -99,8 +102,9 @@ func New(opts Options) (*Cloud, error) {
 		heat:   hs,
 		dir:    dir,
 		next:   opts.Subnet.Masked().Addr().Next(),
-		hosts:  map[string]*Host{},
-		listen: map[string]string{},
+		hosts:    map[string]*Host{},
+		listen:   map[string]string{},
+		noDirect: opts.ProxyOnly,
 	}
 	c.opts.Catalog = func() *ubuntu.Catalog {
 		cat := base()

@@ -16,6 +16,9 @@ import (
 // asked, without the password.
 func TestCloudBehindAProxy(t *testing.T) {
 	w := newWorld(t)
+	if sim.Start(t, sim.Options{ProxyOnly: true}).DirectInternet() {
+		t.Error("Options.ProxyOnly left the Internet direct")
+	}
 	w.cloud.SetDirectInternet(false)
 	p := w.cloud.AddProxy("10.10.0.1", 3128, containers.ProxyOptions{Username: "vnfm", Password: "proxy-Pw-1"})
 	if w.cloud.Proxy("10.10.0.1", 3128) != p || w.cloud.DirectInternet() {
