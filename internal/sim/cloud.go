@@ -98,10 +98,10 @@ func New(opts Options) (*Cloud, error) {
 		return nil, err
 	}
 	c := &Cloud{
-		opts:   opts,
-		heat:   hs,
-		dir:    dir,
-		next:   opts.Subnet.Masked().Addr().Next(),
+		opts:     opts,
+		heat:     hs,
+		dir:      dir,
+		next:     opts.Subnet.Masked().Addr().Next(),
 		hosts:    map[string]*Host{},
 		listen:   map[string]string{},
 		noDirect: opts.ProxyOnly,
