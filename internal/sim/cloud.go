@@ -98,14 +98,14 @@ func New(opts Options) (*Cloud, error) {
 		return nil, err
 	}
 	c := &Cloud{
-		opts:     opts,
-		heat:     hs,
-		dir:      dir,
-		next:     opts.Subnet.Masked().Addr().Next(),
-		hosts:    map[string]*Host{},
-		listen:   map[string]string{},
-		noDirect: opts.ProxyOnly,
+		opts:   opts,
+		heat:   hs,
+		dir:    dir,
+		next:   opts.Subnet.Masked().Addr().Next(),
+		hosts:  map[string]*Host{},
+		listen: map[string]string{},
 	}
+	c.noDirect = opts.ProxyOnly
 	c.opts.Catalog = func() *ubuntu.Catalog {
 		cat := base()
 		containers.AddPackages(cat, c)
