@@ -51,22 +51,21 @@ func addRepositories(c *ubuntu.Catalog, n Network) {
 	c.SetTransport(aptTransport(n))
 }
 
-// internetHosts are the names of the Internet the simulation knows: they
-// resolve through the public DNS (a machine's /etc/hosts does not name
-// them) and answer when the network has Internet, directly or through a
-// proxy. Any other name that /etc/hosts lacks does not resolve.
-var internetHosts = []string{
-	hubHost, "index.docker.io", "auth.docker.io", "production.cloudflare.docker.com",
-	"pkgs.k8s.io", "prod-cdn.packages.k8s.io", "dl.k8s.io", "registry.k8s.io", "cdn.dl.k8s.io",
-	"download.docker.com", "archive.ubuntu.com", "security.ubuntu.com", "ports.ubuntu.com",
-	"github.com", "raw.githubusercontent.com", "objects.githubusercontent.com", "get.helm.sh",
-}
-
-// isInternetHost reports whether host is one of [internetHosts] (or an
-// Ubuntu mirror, CC.archive.ubuntu.com).
+// isInternetHost reports whether host is a name of the Internet the
+// simulation knows: such names resolve through the public DNS (a machine's
+// /etc/hosts does not name them) and answer when the network has
+// Internet, directly or through a proxy. Any other name that /etc/hosts
+// lacks does not resolve.
 func isInternetHost(host string) bool {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	return slices.Contains(internetHosts, host) || strings.HasSuffix(host, ".archive.ubuntu.com")
+	switch host {
+	case hubHost, "index.docker.io", "auth.docker.io", "production.cloudflare.docker.com",
+		"pkgs.k8s.io", "prod-cdn.packages.k8s.io", "dl.k8s.io", "cdn.dl.k8s.io", "registry.k8s.io",
+		"download.docker.com", "archive.ubuntu.com", "security.ubuntu.com", "ports.ubuntu.com",
+		"github.com", "raw.githubusercontent.com", "objects.githubusercontent.com", "get.helm.sh":
+		return true
+	}
+	return strings.HasSuffix(host, ".archive.ubuntu.com") // country mirrors
 }
 
 // internetGet is what an Internet site answers to a GET of urlPath: the
@@ -232,6 +231,10 @@ func throughProxy(n Network, m *ubuntu.Machine, pu *url.URL, scheme, host string
 	method, target := "CONNECT", joinHostPort(host, port)
 	if scheme == "http" {
 		method, target = "GET", rawURL
+		if u, err := url.Parse(rawURL); err == nil && u.User != nil {
+			u.User = nil // the proxy's record keeps no credentials
+			target = u.String()
+		}
 	}
 	client := ""
 	if m != nil {
