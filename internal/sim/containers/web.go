@@ -427,3 +427,34 @@ type aptError string
 func (e aptError) Error() string { return string(e) }
 
 func aptErrorf(format string, args ...any) error { return aptError(fmt.Sprintf(format, args...)) }
+
+// ContainerdReaches reports whether containerd on m reaches the Internet
+// host (registry.k8s.io, registry-1.docker.io) over HTTPS, directly or
+// through the proxy its unit's environment names (HTTPS_PROXY, NO_PROXY,
+// as containerd loaded them at its last start): nil, or an error worded
+// as containerd's resolver reports it (`failed to do request: Head
+// "https://HOST/v2/": ...`). It is for fakes that pull images through
+// containerd without a registry the simulation holds, such as kubeadm's
+// control-plane images.
+func ContainerdReaches(n Network, m *ubuntu.Machine, host string) error {
+	if n == nil {
+		n = &StaticNetwork{}
+	}
+	cfg := containerdOf(m).Config()
+	pc := proxyConfig{HTTP: cfg.HTTPProxy, HTTPS: cfg.HTTPSProxy, NoProxy: cfg.NoProxy}
+	u := "https://" + host + "/v2/"
+	fail := func(f *failure) error { return fmt.Errorf("failed to do request: Head %q: %s", u, f.goErr()) }
+	if pu := pc.proxyFor(n, "https", host, 443); pu != nil {
+		if f := goProxyFailure(throughProxy(n, m, pu, "https", host, 443, u), "https"); f != nil {
+			return fail(f)
+		}
+		return nil
+	}
+	if _, ok := lookupHost(m, host); !ok && !isInternetHost(host) {
+		return fail(&failure{kind: failNoSuchHost, host: host})
+	}
+	if !directInternet(n) {
+		return fail(&failure{kind: failUnreachable, host: host})
+	}
+	return nil
+}

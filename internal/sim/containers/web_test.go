@@ -157,6 +157,9 @@ func TestContainerdThroughAProxy(t *testing.T) {
 	n.write("/etc/containerd/certs.d/10.0.0.7:5000/hosts.toml", "server = \"http://10.0.0.7:5000\"\n")
 	n.ok("systemctl restart containerd")
 	pull := func(image string) error { return containers.KubeletPull(w.ctx, w.net, n.Machine, image) }
+	if err := containers.ContainerdReaches(w.net, n.Machine, "registry.k8s.io"); err == nil || err.Error() != `failed to do request: Head "https://registry.k8s.io/v2/": dial tcp: lookup registry.k8s.io on 127.0.0.53:53: server misbehaving` {
+		t.Errorf("registry.k8s.io without a proxy: %v", err)
+	}
 
 	// Docker Hub is not reachable without the proxy; the private registry is.
 	if err := pull("registry:2"); err == nil || !strings.Contains(err.Error(), "server misbehaving") {
@@ -179,6 +182,9 @@ func TestContainerdThroughAProxy(t *testing.T) {
 	}
 	if err := pull("registry:2"); err != nil {
 		t.Errorf("Docker Hub through the proxy: %v", err)
+	}
+	if err := containers.ContainerdReaches(w.net, n.Machine, "registry.k8s.io"); err != nil {
+		t.Errorf("registry.k8s.io through the proxy: %v", err)
 	}
 	err := pull("10.0.0.7:5000/app:1")
 	if err == nil || !strings.Contains(err.Error(), `unexpected status from HEAD request to http://10.0.0.7:5000/v2/app/manifests/1: 503 Service Unavailable`) {
