@@ -156,6 +156,17 @@ func (p *Proxy) serve(n Network, client string, creds *url.Userinfo, method, tar
 	return r.Status
 }
 
+// proxyAnswer is the head of the answer a [Proxy] sends for a status
+// other than 200, as squid sends it (less its Date and X-Squid-Error
+// headers).
+func proxyAnswer(status int) string {
+	h := fmt.Sprintf("HTTP/1.1 %d %s\r\nServer: squid\r\n", status, http.StatusText(status))
+	if status == http.StatusProxyAuthRequired {
+		h += "Proxy-Authenticate: Basic realm=\"proxy\"\r\n"
+	}
+	return h + "Content-Length: 0\r\n\r\n"
+}
+
 // ProxiedNetwork is a [Network] with HTTP proxies on it, and maybe no
 // direct way to the Internet. [StaticNetwork] and internal/sim's Cloud
 // implement it. On a Network that does not, every proxy URL is a proxy
@@ -400,9 +411,13 @@ func aptTransport(n Network) ubuntu.AptTransport {
 			case h.status == http.StatusOK:
 				return nil
 			case u.Scheme == "https":
-				return aptErrorf("Invalid response from proxy: HTTP/1.1 %d %s  [IP: %s %s]", h.status, http.StatusText(h.status), ip, pport)
+				// apt's connect.cc (UnwrapHTTPConnect) quotes the
+				// proxy's whole answer, line ends turned into two
+				// spaces.
+				head := strings.ReplaceAll(proxyAnswer(h.status), "\r\n", "  ")
+				return aptErrorf("Invalid response from proxy: %s [IP: %s %s]", head, ip, pport)
 			}
-			return aptErrorf("%d  %s [IP: %s %s]", h.status, http.StatusText(h.status), ip, pport)
+			return ubuntu.AptHTTPError(fmt.Sprintf("%d  %s [IP: %s %s]", h.status, http.StatusText(h.status), ip, pport))
 		}
 		ip, ok := lookupHost(m, host)
 		switch {

@@ -386,15 +386,23 @@ func (a *aptRun) update() int {
 		fileURL, shown := s.inRelease()
 		if transport != nil {
 			if err := transport(a.ctx, m, fileURL, a.aptProxy(fileURL, cfg)); err != nil {
+				a.out("Err:%d %s InRelease", i+1, shown)
+				a.out("  %s", err)
+				failed[key] = true
+				if _, ok := err.(AptHTTPError); ok {
+					// An HTTP error for InRelease (and so Release): no
+					// signed file, an error (checked against the real
+					// apt-get in containers' aptproxy_real_test.go).
+					errs = append(errs, fmt.Sprintf("E: Failed to fetch %s  %s", fileURL, err),
+						fmt.Sprintf("E: The repository '%s InRelease' is not signed.", shown))
+					continue
+				}
 				// A repository apt cannot reach: Err on the progress
 				// lines, a warning, and the old lists stay (exit 0;
 				// apt-get.cc's update: "Some index files failed to
 				// download. They have been ignored, or old ones used
 				// instead.").
-				a.out("Err:%d %s InRelease", i+1, shown)
-				a.out("  %s", err)
 				warnings = append(warnings, fmt.Sprintf("W: Failed to fetch %s  %s", fileURL, err))
-				failed[key] = true
 				fetchFailed = true
 				continue
 			}

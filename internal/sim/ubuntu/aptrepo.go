@@ -36,6 +36,15 @@ type Repository struct {
 // - connect (111: Connection refused)", ...).
 type AptTransport func(ctx context.Context, m *Machine, rawURL, proxy string) error
 
+// AptHTTPError is an [AptTransport] failure that is an HTTP answer (a
+// proxy's 503 to a plain-HTTP GET), not a connection failure: apt then
+// fails the update ("E: Failed to fetch", the repository "is not
+// signed", exit 100) where a connection failure is only a warning. Its
+// text is apt's reason ("503  Service Unavailable [IP: 10.0.0.9 3128]").
+type AptHTTPError string
+
+func (e AptHTTPError) Error() string { return string(e) }
+
 // AddRepository makes the catalog's repository at r.URI a signed one. It
 // panics when r.Key is not an armored OpenPGP public key, as a test fixture
 // would fail the test.
