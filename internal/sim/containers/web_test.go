@@ -143,7 +143,7 @@ func TestAptThroughAProxy(t *testing.T) {
 	// A wrong password: apt's message for a CONNECT the proxy refuses.
 	n.write("/etc/apt/apt.conf.d/95mgmtkit-proxy", `Acquire::https::Proxy "http://proxyuser:wrong@10.0.0.100:3128";`+"\n")
 	r = n.root("apt-get update")
-	if !strings.Contains(r.stdout, "  Invalid response from proxy: HTTP/1.1 407 Proxy Authentication Required  [IP: 10.0.0.100 3128]\n") {
+	if !strings.Contains(r.stdout, "  Invalid response from proxy: HTTP/1.1 407 Proxy Authentication Required  Server: squid  Proxy-Authenticate: Basic realm=\"proxy\"  Content-Length: 0     [IP: 10.0.0.100 3128]\n") {
 		t.Errorf("update with a wrong password: %+v", r)
 	}
 	noPassword(t, p)
