@@ -332,9 +332,10 @@ func (c proxyConfig) proxyFor(n Network, scheme, host string, port int) *url.URL
 		}
 		eh, ep, err := net.SplitHostPort(e)
 		if err != nil {
-			eh, ep = e, ""
+			eh, ep = e, "" // "[fd00::7]" without a port stays bracketed: no IP, no match
+		} else {
+			eh = strings.Trim(eh, "[]")
 		}
-		eh = strings.Trim(eh, "[]")
 		if eip, err := netip.ParseAddr(eh); err == nil {
 			if isIP && eip == ip && (ep == "" || ep == ps) {
 				return nil
