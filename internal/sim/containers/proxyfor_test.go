@@ -1,6 +1,10 @@
 package containers
 
 import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -50,5 +54,59 @@ func TestProxyForAsGoHTTPProxy(t *testing.T) {
 				t.Errorf("NO_PROXY=%q, %s: httpproxy proxies: %v, ours: %v", np, u, want != nil, got != nil)
 			}
 		}
+	}
+}
+
+// goProxyFailure words a proxy's refusal as net/http's Transport does:
+// checked against a real client and a proxy that answers as a Proxy.
+func TestGoProxyFailureAsNetHTTP(t *testing.T) {
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status := http.StatusServiceUnavailable
+		if r.Header.Get("Proxy-Authorization") == "" {
+			status = http.StatusProxyAuthRequired
+		}
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		conn.Write([]byte(proxyAnswer(status)))
+		conn.Close()
+	}))
+	defer proxy.Close()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	for _, c := range []struct {
+		proxy, target string
+		h             hop
+	}{
+		{proxy.URL, "https://10.0.0.7:5000/v2/", hop{status: 407}},
+		{strings.Replace(proxy.URL, "http://", "http://u:p@", 1), "https://10.0.0.7:5000/v2/", hop{status: 503}},
+		{"http://" + closedAddr, "https://10.0.0.7:5000/v2/", hop{proxyAddr: closedAddr}},
+	} {
+		pu, _ := url.Parse(c.proxy)
+		client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+		resp, err := client.Get(c.target)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("%s through %s: no error", c.target, c.proxy)
+		}
+		if want := fmt.Sprintf("Get %q: %s", c.target, goProxyFailure(c.h, "https").goErr()); err.Error() != want {
+			t.Errorf("net/http: %v\nfake:     %s", err, want)
+		}
+	}
+	// A plain-HTTP request gets the proxy's answer as its response.
+	pu, _ := url.Parse(strings.Replace(proxy.URL, "http://", "http://u:p@", 1))
+	resp, err := (&http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}).Get("http://10.0.0.7:5000/v2/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if f := goProxyFailure(hop{status: resp.StatusCode}, "http"); f == nil || f.status != 503 {
+		t.Errorf("plain HTTP: status %d, fake %+v", resp.StatusCode, f)
 	}
 }
