@@ -243,3 +243,16 @@ func TestDockerThroughAProxy(t *testing.T) {
 	}
 	noPassword(t, p)
 }
+
+// CRI-O too reads its unit's proxy environment.
+func TestCRIOThroughAProxy(t *testing.T) {
+	w, p := proxied(t)
+	n := w.node("worker", "10.0.0.11", "cri-o", "cri-tools")
+	n.fails("crictl pull registry:2", 1, "server misbehaving")
+	n.write("/etc/systemd/system/crio.service.d/http-proxy.conf", "[Service]\nEnvironment=\"HTTPS_PROXY="+proxyURL+"\"\n")
+	n.ok("systemctl daemon-reload && systemctl restart crio")
+	n.ok("crictl pull registry:2")
+	if got := p.Requests(); len(got) != 1 || got[0].Target != "registry-1.docker.io:443" || got[0].Client != "worker" {
+		t.Errorf("the proxy saw %+v", got)
+	}
+}
