@@ -134,12 +134,13 @@ func (m *Machine) keyringCheck(s source, key []byte, fileURL string) (ok bool, w
 		if err != nil {
 			continue
 		}
-		// apt-key and apt's gpgv method accept binary keyrings (*.gpg,
-		// "GPG key public ring" as file(1) says) and, since apt 1.4,
-		// armored keys in *.asc files; a keybox or armored text in a
-		// .gpg file is ignored with a warning (apt-pkg/contrib/gpgv.cc,
-		// "The key(s) in the keyring %s are ignored as the file has an
-		// unsupported filetype.").
+		// apt's gpgv method accepts binary keyrings (*.gpg, "GPG key
+		// public ring" as file(1) says) and, since apt 1.4, armored
+		// keys in *.asc files. In apt 2.4 (Ubuntu 22.04) it verifies
+		// through apt-key, which ignores a keybox or armored text in a
+		// .gpg file with a warning (cmdline/apt-key.in: "The key(s) in
+		// the keyring %s are ignored as the file has an unsupported
+		// filetype."); apt 2.6, without apt-key, ignores it silently.
 		bin := data
 		if path.Ext(f) == ".asc" {
 			bin, err = Dearmor(data)
