@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"sort"
 	"strings"
 	"sync"
@@ -116,6 +117,14 @@ type MemoryOptions struct {
 	// Seed makes generated names (pod suffixes, tokens, uids)
 	// reproducible; 0 is a fixed seed as well.
 	Seed uint64
+	// ClusterCIDR is the pod network (kubeadm's networking.podSubnet):
+	// when set, nodes without spec.podCIDR get a subnet of it, as
+	// kube-controller-manager's node IPAM does. Unset: nodes keep the
+	// podCIDR they are created with.
+	ClusterCIDR netip.Prefix
+	// NodeCIDRMaskSize is the size of each node's subnet
+	// (--node-cidr-mask-size: 24 for IPv4 and 64 for IPv6 when 0).
+	NodeCIDRMaskSize int
 }
 
 // MemoryAPI is an in-memory [API]: a kube-apiserver with its storage and
@@ -146,9 +155,11 @@ type MemoryOptions struct {
 //
 // MemoryAPI is safe for concurrent use.
 type MemoryAPI struct {
-	scheme *runtime.Scheme
-	caCert []byte
-	now    func() time.Time
+	scheme       *runtime.Scheme
+	caCert       []byte
+	now          func() time.Time
+	clusterCIDR  netip.Prefix
+	nodeMaskSize int
 
 	mu   sync.Mutex
 	rng  *rand.Rand
@@ -172,6 +183,16 @@ func NewMemoryAPI(o MemoryOptions) *MemoryAPI {
 		now:    now,
 		rng:    rand.New(rand.NewPCG(o.Seed, 0x6d676d746b6974)),
 		objs:   map[schema.GroupVersionKind]map[string]Object{},
+	}
+	if o.ClusterCIDR.IsValid() {
+		m.clusterCIDR = o.ClusterCIDR.Masked()
+		m.nodeMaskSize = o.NodeCIDRMaskSize
+		if m.nodeMaskSize == 0 {
+			m.nodeMaskSize = 24
+			if m.clusterCIDR.Addr().Is6() {
+				m.nodeMaskSize = 64
+			}
+		}
 	}
 	for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
 		m.mustCreate(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
@@ -310,6 +331,11 @@ func (m *MemoryAPI) createLocked(in Object) (Object, error) {
 	if err := m.checkScope(gvk, obj); err != nil {
 		return nil, err
 	}
+	if p, ok := obj.(*corev1.Pod); ok {
+		if err := m.admitPodLocked(p); err != nil {
+			return nil, err
+		}
+	}
 	k := key(obj.GetNamespace(), obj.GetName())
 	if _, ok := m.objs[gvk][k]; ok {
 		return nil, apierrors.NewAlreadyExists(Resource(gvk), obj.GetName())
@@ -443,6 +469,7 @@ func (m *MemoryAPI) updateLocked(in Object) (Object, error) {
 	}
 	if uid := obj.GetUID(); uid != "" && uid != old.GetUID() {
 		return nil, apierrors.NewConflict(Resource(gvk), obj.GetName(),
+			//lint:ignore ST1005 the API server's message (apiserver/pkg/registry/rest/update.go)
 			fmt.Errorf("Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, old.GetUID()))
 	}
 	// Fields the server owns.
