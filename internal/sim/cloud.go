@@ -70,6 +70,8 @@ type Cloud struct {
 	routes     map[string]*Host
 	registries map[string]*containers.Registry
 	noInternet bool
+	proxies    map[string]*containers.Proxy // by ip:port; see proxy.go
+	noDirect   bool                         // the Internet only through a proxy
 }
 
 // New starts a simulated cloud: Keystone and Heat on a loopback port, no

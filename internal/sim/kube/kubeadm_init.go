@@ -366,11 +366,11 @@ func (r *kubeadmRun) writeControlPlaneFiles(c *Cluster, name, address string, po
 		{pkiDir + "/etcd/ca.crt", c.etcdCA.CertPEM, 0o644}, {pkiDir + "/etcd/ca.key", c.etcdCA.KeyPEM, 0o600},
 		{pkiDir + "/etcd/server.crt", etcdServer.CertPEM, 0o644}, {pkiDir + "/etcd/server.key", etcdServer.KeyPEM, 0o600},
 		{pkiDir + "/etcd/peer.crt", etcdPeer.CertPEM, 0o644}, {pkiDir + "/etcd/peer.key", etcdPeer.KeyPEM, 0o600},
-		{adminConf, []byte(kubeconfig(server, c.ca.CertPEM, "kubernetes-admin", admin)), 0o600},
-		{superAdminConf, []byte(kubeconfig(local, c.ca.CertPEM, "kubernetes-super-admin", super)), 0o600},
-		{kubeletConf, []byte(kubeconfig(server, c.ca.CertPEM, "system:node:"+name, node)), 0o600},
-		{controllerMgrConf, []byte(kubeconfig(local, c.ca.CertPEM, "system:kube-controller-manager", admin)), 0o600},
-		{schedulerConf, []byte(kubeconfig(local, c.ca.CertPEM, "system:kube-scheduler", admin)), 0o600},
+		{adminConf, []byte(renderKubeconfig(server, c.ca.CertPEM, "kubernetes-admin", admin)), 0o600},
+		{superAdminConf, []byte(renderKubeconfig(local, c.ca.CertPEM, "kubernetes-super-admin", super)), 0o600},
+		{kubeletConf, []byte(renderKubeconfig(server, c.ca.CertPEM, "system:node:"+name, node)), 0o600},
+		{controllerMgrConf, []byte(renderKubeconfig(local, c.ca.CertPEM, "system:kube-controller-manager", admin)), 0o600},
+		{schedulerConf, []byte(renderKubeconfig(local, c.ca.CertPEM, "system:kube-scheduler", admin)), 0o600},
 	}
 	for _, f := range files {
 		if err := r.writeFile(f.name, f.data, fsMode(f.perm)); err != nil {
@@ -479,7 +479,7 @@ func (r *kubeadmRun) createClusterObjects(c *Cluster, pl *initPlan) error {
 		return err
 	}
 	kcData, _ := r.p.FS.ReadFile(kubeletConfigFile)
-	caKubeconfig := kubeconfig("https://"+c.Endpoint, c.CACert, "", nil)
+	caKubeconfig := renderKubeconfig("https://"+c.Endpoint, c.CACert, "", nil)
 	roleRef := func(kind, name string) rbacv1.RoleRef {
 		return rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: name}
 	}

@@ -177,7 +177,7 @@ func (r *kubeadmRun) join() int {
 		return r.fail("kubelet-start", "%s", kubeletWaitError(err))
 	}
 	r.out("[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap")
-	if err := r.writeFile(kubeletConf, []byte(kubeconfig("https://"+c.Endpoint, c.CACert, "system:node:"+name, node)), 0o600); err != nil {
+	if err := r.writeFile(kubeletConf, []byte(renderKubeconfig("https://"+c.Endpoint, c.CACert, "system:node:"+name, node)), 0o600); err != nil {
 		return r.fail("kubelet-start", "%v", err)
 	}
 	r.w.setMember(r.m, &member{cluster: c, node: name, address: address})

@@ -178,10 +178,10 @@ func detachedJWSValid(detached, content, tokenID, tokenSecret string) bool {
 	return hmac.Equal([]byte(detached), []byte(detachedJWS(content, tokenID, tokenSecret)))
 }
 
-// kubeconfig renders a kubeconfig as kubeadm writes admin.conf,
+// renderKubeconfig renders a kubeconfig as kubeadm writes admin.conf,
 // kubelet.conf and the cluster-info kubeconfig (clientcmd's v1 format).
 // With no user, it is cluster-info's: one cluster, no context's user.
-func kubeconfig(server string, caPEM []byte, user string, client *keyPair) string {
+func renderKubeconfig(server string, caPEM []byte, user string, client *keyPair) string {
 	var b strings.Builder
 	ca := base64.StdEncoding.EncodeToString(caPEM)
 	fmt.Fprintf(&b, "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: %s\n    server: %s\n  name: kubernetes\n", ca, server)

@@ -1,0 +1,195 @@
+package kubeadm_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/remote/sshtest"
+)
+
+// pod returns a running pod on node, owned by a controller of kind (none
+// when ""), with the given annotations.
+func pod(ns, name, node, kind string, annotations map[string]string) corev1.Pod {
+	p := corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: annotations},
+		Spec:       corev1.PodSpec{NodeName: node},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	if kind != "" {
+		gv := appsv1.SchemeGroupVersion.String()
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: gv, Kind: kind, Name: name + "-owner", Controller: new(true)}}
+	}
+	return p
+}
+
+// cluster is the state a scripted kubectl answers drain questions from.
+type drainCluster struct {
+	t             *testing.T
+	unschedulable bool
+	exists        bool
+	pods          []corev1.Pod
+	// drain decides what `kubectl drain` does with the pods.
+	drain func(force bool) reply
+}
+
+func (c *drainCluster) script(node string) script {
+	return func(inv invocation, _ *sshtest.FS) reply {
+		switch line := inv.line(); {
+		case line == "get node "+node+" -o json":
+			if !c.exists {
+				return notFound("nodes", node)
+			}
+			n := readyNode(node, corev1.ConditionTrue, "", "")
+			n.Spec.Unschedulable = c.unschedulable
+			return ok(asJSON(c.t, n))
+		case line == "cordon "+node:
+			c.unschedulable = true
+			return ok("node/" + node + " cordoned\n")
+		case line == "get pods --all-namespaces --field-selector=spec.nodeName="+node+" -o json":
+			return ok(asJSON(c.t, corev1.PodList{Items: c.pods}))
+		case strings.HasPrefix(line, "drain "+node+" --ignore-daemonsets --delete-emptydir-data --timeout="):
+			return c.drain(strings.HasSuffix(line, " --force"))
+		case line == "delete node "+node+" --ignore-not-found":
+			c.exists = false
+			return ok(`node "` + node + `" deleted` + "\n")
+		}
+		return reply{stderr: "unexpected kubectl " + inv.line(), code: 2}
+	}
+}
+
+func TestDrainNode(t *testing.T) {
+	const name = "worker-10-0-0-12"
+	n := newNode(t, "master-10-0-0-5")
+	c := &drainCluster{t: t, exists: true, pods: []corev1.Pod{
+		pod("kube-system", "kube-proxy-x", name, "DaemonSet", nil),
+		pod("default", "web-1", name, "ReplicaSet", nil),
+		pod("default", "job-done", name, "", nil),
+	}}
+	c.pods[2].Status.Phase = corev1.PodSucceeded
+	c.drain = func(force bool) reply {
+		// Evictions leave the DaemonSet pod (--ignore-daemonsets).
+		c.pods = c.pods[:1]
+		return ok("node/" + name + " drained\n")
+	}
+	n.set(c.script(name), nil)
+
+	res, err := kubeadm.DrainNode(n.ctx, n.kc(), name, kubeadm.DrainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"get node " + name + " -o json",
+		"cordon " + name,
+		"get pods --all-namespaces --field-selector=spec.nodeName=" + name + " -o json",
+		"drain " + name + " --ignore-daemonsets --delete-emptydir-data --timeout=300s",
+	}
+	if got := n.lines("kubectl"); !slices.Equal(got, want) {
+		t.Fatalf("kubectl runs\n%q\nwant\n%q", got, want)
+	}
+	if !res.Changed || !strings.Contains(res.Detail, "cordoned") || !strings.Contains(res.Detail, "1 pods evicted") {
+		t.Fatalf("result %v", res)
+	}
+
+	// Cordoned, only a DaemonSet pod left: nothing to do.
+	n.reset()
+	res, err = kubeadm.DrainNode(n.ctx, n.kc(), name, kubeadm.DrainOptions{})
+	if err != nil || res != lcm.Unchanged {
+		t.Fatalf("second drain: %v, %v", res, err)
+	}
+	if got := n.lines("kubectl"); len(got) != 2 {
+		t.Fatalf("second drain ran %q", got)
+	}
+
+	// Deleted, then absent.
+	res, err = kubeadm.DeleteNode(n.ctx, n.kc(), name)
+	if err != nil || !res.Changed {
+		t.Fatalf("delete: %v, %v", res, err)
+	}
+	n.reset()
+	for _, step := range []func() (lcm.Result, error){
+		func() (lcm.Result, error) { return kubeadm.DeleteNode(n.ctx, n.kc(), name) },
+		func() (lcm.Result, error) { return kubeadm.DrainNode(n.ctx, n.kc(), name, kubeadm.DrainOptions{}) },
+	} {
+		if res, err := step(); err != nil || res != lcm.Unchanged {
+			t.Fatalf("absent node: %v, %v", res, err)
+		}
+	}
+	if got := n.lines("kubectl"); !slices.Equal(got, []string{"get node " + name + " -o json", "get node " + name + " -o json"}) {
+		t.Fatalf("absent node: kubectl runs %q", got)
+	}
+}
+
+func TestDrainNodeBlockedListsThePods(t *testing.T) {
+	const name = "worker-10-0-0-12"
+	n := newNode(t, "master-10-0-0-5")
+	c := &drainCluster{t: t, exists: true, pods: []corev1.Pod{
+		pod("kube-system", "calico-node-x", name, "DaemonSet", nil),
+		pod("kube-system", "kube-apiserver-"+name, name, "Node", map[string]string{corev1.MirrorPodAnnotationKey: "abc"}),
+		pod("default", "db-0", name, "StatefulSet", nil),
+		pod("default", "standalone", name, "", nil),
+	}}
+	var forced []bool
+	c.drain = func(force bool) reply {
+		forced = append(forced, force)
+		// kubectl drain: db-0's eviction refused by its
+		// PodDisruptionBudget (429 from the API server's eviction REST,
+		// pkg/registry/core/pod/storage/eviction.go) until the timeout;
+		// then RunDrain in staging/src/k8s.io/kubectl/pkg/cmd/drain/drain.go
+		// reports the node and exits 1.
+		return reply{
+			stderr: "evicting pod default/db-0\n" +
+				"error when evicting pods/\"db-0\" -n \"default\" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.\n" +
+				"error: unable to drain node \"" + name + "\" due to error: [error when evicting pods/\"db-0\" -n \"default\": global timeout reached: 1m30s], continuing command...\n" +
+				"There are pending nodes to be drained:\n " + name + "\n" +
+				"error: [error when evicting pods/\"db-0\" -n \"default\": global timeout reached: 1m30s]\n",
+			code: 1,
+		}
+	}
+	n.set(c.script(name), nil)
+
+	_, err := kubeadm.DrainNode(n.ctx, n.kc(), name, kubeadm.DrainOptions{Timeout: 90 * time.Second, Force: true})
+	var de *kubeadm.DrainError
+	if !errors.As(err, &de) {
+		t.Fatalf("got %v, want a *DrainError", err)
+	}
+	if de.Node != name || !slices.Equal(de.Pods, []string{"default/db-0", "default/standalone"}) {
+		t.Fatalf("DrainError %+v", de)
+	}
+	msg := err.Error()
+	for _, want := range []string{name, "2 pods still on it: default/db-0, default/standalone", "global timeout reached"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	if !slices.Equal(forced, []bool{true}) {
+		t.Fatalf("drain runs (force) %v", forced)
+	}
+	if got := n.lines("kubectl"); !slices.Contains(got, "drain "+name+" --ignore-daemonsets --delete-emptydir-data --timeout=90s --force") {
+		t.Fatalf("kubectl runs %q", got)
+	}
+	if !c.exists {
+		t.Fatal("node deleted")
+	}
+}
+
+func TestDrainNodeBadOptions(t *testing.T) {
+	n := newNode(t, "master-10-0-0-5")
+	_, err := kubeadm.DrainNode(n.ctx, n.kc(), "worker-1", kubeadm.DrainOptions{Timeout: -time.Second})
+	paramsError(t, err, "DrainOptions.Timeout")
+	_, err = kubeadm.DrainNode(n.ctx, n.kc(), "--all-nodes", kubeadm.DrainOptions{})
+	paramsError(t, err, "name")
+	_, err = kubeadm.DeleteNode(n.ctx, n.kc(), "")
+	paramsError(t, err, "name")
+	if c := n.commands(); len(c) != 0 {
+		t.Fatalf("commands: %q", c)
+	}
+}

@@ -1,0 +1,414 @@
+package kubeadm_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/remote/sshtest"
+	"github.com/mgmtkit/mgmtkit/system"
+)
+
+const token = "7c2mqz.ydw5vq0q4k8hn3xa"
+
+// writeFile puts a file on a fake host, parents included.
+func writeFile(t *testing.T, fsys *sshtest.FS, file string, data []byte) {
+	t.Helper()
+	if err := fsys.MkdirAll(file[:strings.LastIndexByte(file, '/')], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNewJoinInfoWorker(t *testing.T) {
+	n := newNode(t, "master-10-0-0-5")
+	ca, pin := testCA(t)
+	writeFile(t, n.srv.FS(), kubeadm.CACert, ca)
+	n.set(nil, func(inv invocation, _ *sshtest.FS) reply {
+		if inv.line() == "token create --ttl 1h0m0s" && inv.user == "root" {
+			return ok(token + "\n")
+		}
+		return reply{code: 2}
+	})
+	info, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5:6443", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Token.Reveal() != token || info.CACertHash != pin || info.Endpoint != "10.0.0.5:6443" || !info.CertificateKey.IsZero() {
+		t.Fatalf("JoinInfo %+v (hash %s, want %s)", info, info.CACertHash, pin)
+	}
+	if got := n.lines("kubeadm"); !slices.Equal(got, []string{"token create --ttl 1h0m0s"}) {
+		t.Fatalf("kubeadm runs %q", got)
+	}
+	n.assertNoSecret(token, fmt.Sprintf("%v %+v %#v", info, info, info))
+}
+
+func TestNewJoinInfoControlPlaneUploadsCerts(t *testing.T) {
+	n := newNode(t, "master-10-0-0-5")
+	ca, pin := testCA(t)
+	writeFile(t, n.srv.FS(), kubeadm.CACert, ca)
+	var uploaded string
+	n.set(nil, func(inv invocation, fsys *sshtest.FS) reply {
+		switch inv.line() {
+		case "version -o short":
+			return ok("v1.36.2\n")
+		case "init phase upload-certs --upload-certs --config /etc/kubernetes/mgmtkit/upload-certs.yaml":
+			cfg := rootOnly(t, fsys, kubeadm.UploadCertsConfigFile)
+			for _, doc := range strings.Split(string(cfg), "---\n") {
+				var c struct {
+					Kind              string `json:"kind"`
+					CertificateKey    string `json:"certificateKey"`
+					KubernetesVersion string `json:"kubernetesVersion"`
+				}
+				if err := yaml.Unmarshal([]byte(doc), &c); err != nil {
+					t.Error(err)
+				}
+				switch c.Kind {
+				case "InitConfiguration":
+					uploaded = c.CertificateKey
+				case "ClusterConfiguration":
+					if c.KubernetesVersion != "v1.36.2" {
+						t.Errorf("upload-certs kubernetesVersion %q", c.KubernetesVersion)
+					}
+				}
+			}
+			// kubeadm prints the key it used.
+			return ok("[upload-certs] Using certificate key:\n" + uploaded + "\n")
+		case "token create --ttl 1h0m0s":
+			return ok(token + "\n")
+		}
+		return reply{code: 2}
+	})
+	info, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.100:16443", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := info.CertificateKey.Reveal()
+	if len(key) != 64 || key != uploaded || info.CACertHash != pin {
+		t.Fatalf("certificate key %q, uploaded %q", key, uploaded)
+	}
+	if n.srv.FS().Exists(kubeadm.UploadCertsConfigFile) {
+		t.Fatal("upload-certs.yaml (it holds the key) is still there")
+	}
+	n.assertNoSecret(key, fmt.Sprintf("%v", info))
+	n.assertNoSecret(token)
+
+	// Two calls make two keys.
+	again, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.100:16443", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.CertificateKey.Reveal() == key {
+		t.Fatal("the same certificate key twice")
+	}
+}
+
+func TestNewJoinInfoFailures(t *testing.T) {
+	n := newNode(t, "master-10-0-0-5")
+	_, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", false)
+	paramsError(t, err, "endpoint")
+	if c := n.commands(); len(c) != 0 {
+		t.Fatalf("commands: %q", c)
+	}
+	// No CA: the error says so.
+	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5:6443", false)
+	if err == nil || !strings.Contains(err.Error(), "CA") {
+		t.Fatalf("no CA: %v", err)
+	}
+	// Output that is not a token is not echoed.
+	ca, _ := testCA(t)
+	writeFile(t, n.srv.FS(), kubeadm.CACert, ca)
+	n.set(nil, func(invocation, *sshtest.FS) reply { return ok("W1123 warning\nabc.def-not-a-token\n") })
+	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5:6443", false)
+	if err == nil || strings.Contains(err.Error(), "not-a-token") {
+		t.Fatalf("bad token output: %v", err)
+	}
+}
+
+func TestCACertHash(t *testing.T) {
+	ca, pin := testCA(t)
+	got, err := kubeadm.CACertHash(ca)
+	if err != nil || got != pin {
+		t.Fatalf("CACertHash = %q, %v; want %q", got, err, pin)
+	}
+	if _, err := kubeadm.CACertHash([]byte("not pem")); err == nil {
+		t.Fatal("no error for garbage")
+	}
+}
+
+func joinOptions(info kubeadm.JoinInfo, controlPlane bool) kubeadm.JoinOptions {
+	o := kubeadm.JoinOptions{NodeName: "worker-10-0-0-12", AdvertiseAddress: "10.0.0.12", Info: info}
+	if controlPlane {
+		o = kubeadm.JoinOptions{NodeName: "master-10-0-0-6", AdvertiseAddress: "10.0.0.6", ControlPlane: true, Info: info}
+	}
+	return o
+}
+
+// joinScript is kubeadm join and reset on a node: join reads its
+// configuration file (root's, 0600), checks the token and CA pin, and
+// writes the kubelet's kubeconfig (and, for a control plane, the
+// API server's manifest).
+func joinScript(t *testing.T, want kubeadm.JoinInfo, seen *string) script {
+	return func(inv invocation, fsys *sshtest.FS) reply {
+		switch inv.line() {
+		case "join --config /etc/kubernetes/mgmtkit/join.yaml":
+			cfg := string(rootOnly(t, fsys, kubeadm.JoinConfigFile))
+			*seen = cfg
+			// kubeadm's preflight: DirAvailable--etc-kubernetes-manifests,
+			// FileAvailable--etc-kubernetes-pki-ca.crt
+			// (cmd/kubeadm/app/cmd/phases/join/preflight.go).
+			if fsys.Exists(kubeadm.CACert) {
+				return reply{stderr: "[ERROR FileAvailable--etc-kubernetes-pki-ca.crt]: /etc/kubernetes/pki/ca.crt already exists\n", code: 1}
+			}
+			if !strings.Contains(cfg, "token: "+want.Token.Reveal()) || !strings.Contains(cfg, want.CACertHash) {
+				return reply{stderr: "couldn't validate the identity of the API Server\n", code: 1}
+			}
+			writeFile(t, fsys, kubeadm.CACert, []byte("ca"))
+			writeFile(t, fsys, kubeadm.KubeletKubeconfig, []byte("x"))
+			if strings.Contains(cfg, "controlPlane:") {
+				writeFile(t, fsys, kubeadm.APIServerManifest, []byte("x"))
+			}
+			return ok("This node has joined the cluster\n")
+		case "reset --force":
+			for _, f := range []string{kubeadm.CACert, kubeadm.KubeletKubeconfig, kubeadm.APIServerManifest, "/etc/kubernetes/bootstrap-kubelet.conf"} {
+				_ = fsys.Remove(f)
+			}
+			return ok("")
+		}
+		return reply{code: 2}
+	}
+}
+
+func testJoinInfo(t *testing.T, controlPlane bool) kubeadm.JoinInfo {
+	_, pin := testCA(t)
+	info := kubeadm.JoinInfo{Endpoint: "10.0.0.100:16443", CACertHash: pin}
+	info.Token = secret(token)
+	if controlPlane {
+		info.CertificateKey = secret(strings.Repeat("ab", 32))
+	}
+	return info
+}
+
+func TestJoinNodeWorker(t *testing.T) {
+	n := newNode(t, "worker-10-0-0-12")
+	info := testJoinInfo(t, false)
+	var cfg string
+	n.set(nil, joinScript(t, info, &cfg))
+
+	res, err := kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Changed || !strings.Contains(res.Detail, "worker-10-0-0-12 joined as a worker through 10.0.0.100:16443") {
+		t.Fatalf("result %v", res)
+	}
+	if strings.Contains(cfg, "controlPlane") || !strings.Contains(cfg, "name: worker-10-0-0-12") {
+		t.Fatalf("join.yaml:\n%s", cfg)
+	}
+	if n.srv.FS().Exists(kubeadm.JoinConfigFile) {
+		t.Fatal("join.yaml (it holds the token) is still there")
+	}
+	n.assertNoSecret(token, res.String())
+
+	// A member: nothing runs but the check.
+	n.reset()
+	res, err = kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, false))
+	if err != nil || res != lcm.Unchanged {
+		t.Fatalf("second join: %v, %v", res, err)
+	}
+	if runs := n.lines("kubeadm"); len(runs) != 0 {
+		t.Fatalf("second join ran kubeadm %q", runs)
+	}
+	// A worker is not made a control plane.
+	_, err = kubeadm.JoinNode(n.ctx, n.h, joinOptions(testJoinInfo(t, true), true))
+	if err == nil || !strings.Contains(err.Error(), "worker") {
+		t.Fatalf("worker as control plane: %v", err)
+	}
+}
+
+func TestJoinNodeControlPlane(t *testing.T) {
+	n := newNode(t, "master-10-0-0-6")
+	info := testJoinInfo(t, true)
+	var cfg string
+	n.set(nil, joinScript(t, info, &cfg))
+	res, err := kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, true))
+	if err != nil || !strings.Contains(res.Detail, "as a control plane") {
+		t.Fatalf("join: %v, %v", res, err)
+	}
+	if !strings.Contains(cfg, "certificateKey: "+info.CertificateKey.Reveal()) || !strings.Contains(cfg, "advertiseAddress: 10.0.0.6") {
+		t.Fatalf("join.yaml:\n%s", cfg)
+	}
+	n.assertNoSecret(info.CertificateKey.Reveal(), res.String())
+	n.assertNoSecret(token)
+	res, err = kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, true))
+	if err != nil || res != lcm.Unchanged {
+		t.Fatalf("second join: %v, %v", res, err)
+	}
+}
+
+// A join cut short leaves files that make kubeadm's preflight fail; the
+// next run resets them first and converges.
+func TestJoinNodeResetsWhatAnUnfinishedJoinLeft(t *testing.T) {
+	n := newNode(t, "worker-10-0-0-12")
+	info := testJoinInfo(t, false)
+	var cfg string
+	n.set(nil, joinScript(t, info, &cfg))
+	writeFile(t, n.srv.FS(), kubeadm.CACert, []byte("left over"))
+	writeFile(t, n.srv.FS(), "/etc/kubernetes/bootstrap-kubelet.conf", []byte("left over"))
+
+	res, err := kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := n.lines("kubeadm"), []string{"reset --force", "join --config /etc/kubernetes/mgmtkit/join.yaml"}; !slices.Equal(got, want) {
+		t.Fatalf("kubeadm runs %q, want %q", got, want)
+	}
+	if !strings.Contains(res.Detail, "kubeadm reset") || !strings.Contains(res.Detail, "joined") {
+		t.Fatalf("result %v", res)
+	}
+}
+
+func TestJoinNodeFailureRemovesTheToken(t *testing.T) {
+	n := newNode(t, "worker-10-0-0-12")
+	info := testJoinInfo(t, false)
+	n.set(nil, func(inv invocation, _ *sshtest.FS) reply {
+		// kubeadm's discovery (cmd/kubeadm/app/discovery/token/token.go)
+		// with a token the API server does not know.
+		return reply{stderr: "error execution phase preflight: couldn't validate the identity of the API Server: could not find a JWS signature in the cluster-info ConfigMap for token ID \"7c2mqz\"\n", code: 1}
+	})
+	_, err := kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, false))
+	if err == nil || !strings.Contains(err.Error(), "JWS signature") || !strings.Contains(err.Error(), "worker-10-0-0-12") {
+		t.Fatalf("failed join: %v", err)
+	}
+	if n.srv.FS().Exists(kubeadm.JoinConfigFile) {
+		t.Fatal("join.yaml left after a failed join")
+	}
+	n.assertNoSecret(token, err.Error())
+}
+
+func TestJoinNodeBadOptions(t *testing.T) {
+	n := newNode(t, "worker-10-0-0-12")
+	good := testJoinInfo(t, true)
+	for field, mutate := range map[string]func(*kubeadm.JoinOptions){
+		"JoinOptions.NodeName":            func(o *kubeadm.JoinOptions) { o.NodeName = "" },
+		"JoinOptions.AdvertiseAddress":    func(o *kubeadm.JoinOptions) { o.AdvertiseAddress = "10.0.0" },
+		"JoinOptions.Info.Endpoint":       func(o *kubeadm.JoinOptions) { o.Info.Endpoint = "https://10.0.0.5:6443" },
+		"JoinOptions.Info.Token":          func(o *kubeadm.JoinOptions) { o.Info.Token = secret("ABCDEF.0123456789abcdef") },
+		"JoinOptions.Info.CACertHash":     func(o *kubeadm.JoinOptions) { o.Info.CACertHash = "sha1:abc" },
+		"JoinOptions.Info.CertificateKey": func(o *kubeadm.JoinOptions) { o.Info.CertificateKey = secret("") },
+	} {
+		o := joinOptions(good, true)
+		mutate(&o)
+		_, err := kubeadm.JoinNode(n.ctx, n.h, o)
+		paramsError(t, err, field)
+		if strings.Contains(err.Error(), token) {
+			t.Fatalf("token in %v", err)
+		}
+	}
+	if c := n.commands(); len(c) != 0 {
+		t.Fatalf("commands: %q", c)
+	}
+}
+
+func TestWaitNodeReady(t *testing.T) {
+	n := newNode(t, "master-10-0-0-5")
+	calls := 0
+	n.set(func(inv invocation, _ *sshtest.FS) reply {
+		calls++
+		switch {
+		case calls == 1:
+			return notFound("nodes", "worker-10-0-0-12")
+		case calls == 2:
+			return ok(asJSON(t, readyNode("worker-10-0-0-12", corev1.ConditionFalse, "KubeletNotReady", "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized")))
+		}
+		return ok(asJSON(t, readyNode("worker-10-0-0-12", corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status")))
+	}, nil)
+	if err := kubeadm.WaitNodeReady(n.ctx, n.kc(), "worker-10-0-0-12", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 3 {
+		t.Fatalf("%d polls, want 3", calls)
+	}
+
+	// Never Ready: the error carries the condition's message.
+	n.set(func(inv invocation, _ *sshtest.FS) reply {
+		return ok(asJSON(t, readyNode("worker-10-0-0-12", corev1.ConditionFalse, "KubeletNotReady", "cni plugin not initialized")))
+	}, nil)
+	err := kubeadm.WaitNodeReady(n.ctx, n.kc(), "worker-10-0-0-12", 300*time.Millisecond)
+	var we *system.WaitError
+	if !errors.As(err, &we) || !strings.Contains(err.Error(), "cni plugin not initialized") || !strings.Contains(err.Error(), "Ready=False") {
+		t.Fatalf("never Ready: %v", err)
+	}
+	// A cancelled context ends the wait.
+	ctx, cancel := context.WithCancel(n.ctx)
+	cancel()
+	if err := kubeadm.WaitNodeReady(ctx, n.kc(), "worker-10-0-0-12", time.Minute); err == nil {
+		t.Fatal("no error after cancel")
+	}
+}
+
+// A connection dropped while kubeadm join runs (the join finished, its
+// status lost) and a hung join: the step fails, the token file goes
+// anyway, and the next run converges without joining twice.
+func TestJoinNodeConvergesAfterFaults(t *testing.T) {
+	info := testJoinInfo(t, false)
+
+	// Where in the exec requests the join comes, on a fresh node.
+	probe := newNode(t, "worker-10-0-0-11")
+	var cfg string
+	probe.set(nil, joinScript(t, info, &cfg))
+	if _, err := kubeadm.JoinNode(probe.ctx, probe.h, joinOptions(info, false)); err != nil {
+		t.Fatal(err)
+	}
+	joinAt := slices.IndexFunc(probe.commands(), func(c string) bool { return strings.Contains(c, "kubeadm join") })
+	if joinAt < 0 {
+		t.Fatalf("no join in %q", probe.commands())
+	}
+
+	n := newNode(t, "worker-10-0-0-12")
+	n.set(nil, joinScript(t, info, &cfg))
+	n.srv.DropConnectionDuring(joinAt + 1)
+	_, err := kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, false))
+	if !errors.Is(err, remote.ErrConnectionLost) {
+		t.Fatalf("dropped join: %v, want ErrConnectionLost", err)
+	}
+	if n.srv.FS().Exists(kubeadm.JoinConfigFile) {
+		t.Fatal("join.yaml left after a dropped connection")
+	}
+	res, err := kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, false))
+	if err != nil || res != lcm.Unchanged {
+		t.Fatalf("rerun after the drop: %v, %v", res, err)
+	}
+	if got := n.lines("kubeadm"); len(got) != 1 {
+		t.Fatalf("kubeadm runs %q: joined twice", got)
+	}
+
+	h := newNode(t, "worker-10-0-0-13")
+	h.set(nil, joinScript(t, info, &cfg))
+	h.srv.HangProgram("kubeadm", 1)
+	ctx, cancel := context.WithTimeout(h.ctx, 2*time.Second)
+	defer cancel()
+	_, err = kubeadm.JoinNode(ctx, h.h, joinOptions(info, false))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("hung join: %v", err)
+	}
+	if h.srv.FS().Exists(kubeadm.JoinConfigFile) {
+		t.Fatal("join.yaml left after a hung join")
+	}
+	res, err = kubeadm.JoinNode(h.ctx, h.h, joinOptions(info, false))
+	if err != nil || !res.Changed {
+		t.Fatalf("rerun after the hang: %v, %v", res, err)
+	}
+}

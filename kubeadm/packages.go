@@ -1,0 +1,257 @@
+package kubeadm
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
+)
+
+// The Kubernetes package repository (pkgs.k8s.io, one repository per
+// minor release; kubernetes.io docs "Installing kubeadm", Debian-based
+// distributions).
+const (
+	// KubernetesKeyring is the repository's signing key, dearmored.
+	KubernetesKeyring = "/etc/apt/keyrings/kubernetes-apt-keyring.gpg"
+	// KubernetesSourcesList names the repository for apt.
+	KubernetesSourcesList = "/etc/apt/sources.list.d/kubernetes.list"
+)
+
+// kubernetesPackages are what [InstallKubernetes] installs and holds.
+// Of their dependencies (kubernetes/release
+// cmd/krel/templates/latest/metadata.yaml and the packages' .spec files)
+// apt brings kubernetes-cni (kubelet's, >= 1.2.0 from 1.28), util-linux
+// and mount; kubeadm has none from 1.32 on, so cri-tools, which crictl
+// and [CrictlConfig] are for, is installed by name (unpinned, not held:
+// it is not versioned with Kubernetes). kubeadm's fellow packages come
+// first: apt installs every named package at its pin in any order, the
+// simulated apt only when a pinned package is named before what depends
+// on it.
+var kubernetesPackages = []string{"kubelet", "kubectl", "kubeadm"}
+
+// KubernetesRepo returns the pkgs.k8s.io repository of v's minor
+// release, "https://pkgs.k8s.io/core:/stable:/v1.36/deb/".
+func KubernetesRepo(v Version) string {
+	return "https://pkgs.k8s.io/core:/stable:/v" + string(v.Minor()) + "/deb/"
+}
+
+// PackageVersion returns the Debian version pkgs.k8s.io gives the
+// kubeadm, kubelet and kubectl packages of a patch release: "1.36.3" is
+// "1.36.3-1.1" (the OBS build's "-1.1" revision).
+func PackageVersion(v Version) string { return string(v) + "-1.1" }
+
+// keyringScript downloads the repository key ($1) with curl and writes
+// it dearmored to $2 (mode 0644, through a temporary file in its
+// directory, so a failed download leaves no empty keyring that would
+// make the next run skip the key). A proxy URL for curl, if any, comes on
+// standard input, never in argv.
+const keyringScript = `set -eu
+umask 022
+IFS= read -r https_proxy || true
+if [ -n "$https_proxy" ]; then export https_proxy; else unset https_proxy; fi
+dir=${2%/*}
+mkdir -p -- "$dir"
+asc=$(mktemp -p "$dir" .kubernetes-key.XXXXXX)
+tmp=$(mktemp -p "$dir" .kubernetes-keyring.XXXXXX)
+trap 'rm -f -- "$asc" "$tmp"' EXIT
+curl -fsSL -o "$asc" "$1"
+gpg --dearmor < "$asc" > "$tmp"
+chmod 644 "$tmp"
+mv -f -- "$tmp" "$2"`
+
+// kubeletDropIns are the kubelet's proxy drop-in and environment file.
+func kubeletDropIns() (dropIn, env string) {
+	dir := system.UnitDir + "/kubelet.service.d/"
+	return dir + "mgmtkit-proxy.conf", dir + "mgmtkit-proxy.env"
+}
+
+// PackagesOptions configure [InstallKubernetes].
+type PackagesOptions struct {
+	// Version is the Kubernetes release: a minor ("1.36", the newest
+	// patch the repository has when first installed) or a patch
+	// ("1.36.3", installed exactly). [DefaultKubernetesVersion] when
+	// empty.
+	Version Version
+	// Proxy is the proxy curl fetches the repository key through, and
+	// the kubelet's; nil removes mgmtkit's kubelet proxy drop-in. apt
+	// uses [PrepareNode]'s apt proxy.
+	Proxy *ProxySettings
+}
+
+// InstallKubernetes installs kubeadm, kubelet and kubectl from
+// pkgs.k8s.io, as kubernetes.io's "Installing kubeadm" does, each part
+// only when needed:
+//
+//   - the repository key is fetched (`curl -fsSL KubernetesRepo/Release.key`,
+//     `gpg --dearmor`) only when [KubernetesKeyring] is missing;
+//   - [KubernetesSourcesList] names the repository of o.Version's minor;
+//   - the packages are installed, with cri-tools (pinned to [PackageVersion] for a patch
+//     release) and held (`apt-mark hold`), so that an upgrade of the
+//     node does not move Kubernetes under kubeadm (system.InstallPackages;
+//     holds checked with `apt-mark showhold`);
+//   - the kubelet is enabled, with o.Proxy in a root-only environment
+//     file. It is not started: it runs once kubeadm init or join has
+//     configured it (kubeadm's kubelet-start phase restarts it); if it
+//     already runs and its proxy changed, it is restarted.
+//
+// Moving an installed node to another minor release is an upgrade
+// (kubeadm upgrade), which this step does not do: it writes the new
+// repository but leaves installed packages of a minor-only Version as
+// they are.
+func InstallKubernetes(ctx context.Context, h remote.Host, o PackagesOptions) (lcm.Result, error) {
+	version := o.Version
+	var probs []lcm.Problem
+	if version == "" {
+		version = DefaultKubernetesVersion
+	} else if canonical, msg := parseVersion(string(version)); msg != "" {
+		probs = append(probs, lcm.Problem{Path: "Version", Message: fmt.Sprintf("%s, got %q", msg, version)})
+	} else {
+		version = canonical
+	}
+	probs = append(probs, o.Proxy.check("Proxy")...)
+	if probs != nil {
+		return lcm.Unchanged, &lcm.ParamsError{Problems: probs}
+	}
+	dropIn, env := kubeletDropIns()
+	files, err := remote.ReadFiles(ctx, h, []string{KubernetesKeyring, KubernetesSourcesList, dropIn, env}, remote.FileOptions{Sudo: true})
+	if err != nil {
+		return lcm.Unchanged, stepErr(h, "reading the Kubernetes repository's files", err)
+	}
+	res := lcm.Unchanged
+	if len(files[KubernetesKeyring]) == 0 {
+		var stdin string
+		if o.Proxy != nil {
+			if u := o.Proxy.HTTPSProxy; !u.IsZero() {
+				stdin = u.Reveal() + "\n"
+			} else {
+				stdin = o.Proxy.HTTPProxy.Reveal() + "\n"
+			}
+		}
+		cmd := remote.Cmd{
+			Args:  []string{"sh", "-c", keyringScript, "mgmtkit-kubernetes-key", KubernetesRepo(version) + "Release.key", KubernetesKeyring},
+			Stdin: strings.NewReader(stdin), Sudo: true, Idempotent: true,
+		}
+		if o.Proxy != nil {
+			cmd.Secrets = []remote.Secret{o.Proxy.HTTPProxy, o.Proxy.HTTPSProxy}
+		}
+		if _, err := h.Run(ctx, cmd); err != nil {
+			return res, stepErr(h, "fetching the Kubernetes repository's key", err)
+		}
+		res = res.And(lcm.Changed("wrote " + KubernetesKeyring))
+	}
+	list := []byte("# Managed by mgmtkit: Kubernetes " + string(version.Minor()) + " packages.\ndeb [signed-by=" + KubernetesKeyring + "] " + KubernetesRepo(version) + " /\n")
+	if !bytes.Equal(files[KubernetesSourcesList], list) {
+		if _, err := h.WriteFile(ctx, KubernetesSourcesList, bytes.NewReader(list), remote.FileOptions{Mode: 0o644, Owner: "root", Group: "root", Sudo: true}); err != nil {
+			return res, stepErr(h, "writing "+KubernetesSourcesList, err)
+		}
+		res = res.And(lcm.Changed("wrote " + KubernetesSourcesList))
+	}
+
+	pkgs := slices.Clone(kubernetesPackages)
+	if version.IsPatch() {
+		for i := range pkgs {
+			pkgs[i] += "=" + PackageVersion(version)
+		}
+	}
+	pkgs = append(pkgs, "cri-tools")
+	r, err := system.InstallPackages(ctx, h, system.PackagesOptions{Packages: pkgs})
+	res = res.And(r)
+	if err != nil {
+		return res, stepErr(h, "installing kubeadm, kubelet and kubectl", err)
+	}
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"apt-mark", "showhold"}, Idempotent: true})
+	if err != nil {
+		return res, stepErr(h, "apt-mark showhold", err)
+	}
+	held := strings.Fields(string(out.Stdout))
+	var hold []string
+	for _, p := range kubernetesPackages {
+		if !slices.Contains(held, p) {
+			hold = append(hold, p)
+		}
+	}
+	if hold != nil {
+		if _, err := h.Run(ctx, remote.Cmd{Args: append([]string{"apt-mark", "hold"}, hold...), Sudo: true, Idempotent: true}); err != nil {
+			return res, stepErr(h, "apt-mark hold", err)
+		}
+		res = res.And(lcm.Changed("held " + strings.Join(hold, ", ")))
+	}
+	r, err = kubeletUnit(ctx, h, o.Proxy, files[dropIn], files[env])
+	res = res.And(r)
+	if err != nil {
+		return res, stepErr(h, "kubelet.service", err)
+	}
+	return res, nil
+}
+
+// kubeletStateScript prints whether the kubelet is enabled and active
+// (systemctl is-enabled and is-active print one word each; their exit
+// status only repeats it).
+const kubeletStateScript = `systemctl is-enabled kubelet.service || true
+systemctl is-active kubelet.service || true`
+
+// kubeletUnit gives the kubelet its proxy drop-in (or removes it), has
+// systemd reload its units when they changed, enables the kubelet, and
+// restarts it when it runs and its drop-ins changed. oldDropIn and
+// oldEnv are the files' current contents (nil when missing).
+func kubeletUnit(ctx context.Context, h remote.Host, p *ProxySettings, oldDropIn, oldEnv []byte) (lcm.Result, error) {
+	dropIn, env := kubeletDropIns()
+	want, absent := proxyUnitFiles("kubelet", p)
+	changed := false
+	var writes []remote.FileWrite
+	for _, f := range []struct {
+		path string
+		old  []byte
+	}{{dropIn, oldDropIn}, {env, oldEnv}} {
+		if content, ok := want[f.path]; ok && !bytes.Equal(f.old, []byte(content)) {
+			writes = append(writes, remote.FileWrite{Path: f.path, Content: []byte(content), Options: remote.FileOptions{Mode: 0o600, Owner: "root", Group: "root", Sudo: true}})
+		}
+	}
+	if writes != nil {
+		if _, err := remote.WriteFiles(ctx, h, writes); err != nil {
+			return lcm.Unchanged, err
+		}
+		changed = true
+	}
+	if absent != nil && (oldDropIn != nil || oldEnv != nil) {
+		if _, err := remote.RemoveFiles(ctx, h, absent, []string{system.UnitDir + "/kubelet.service.d"}, remote.FileOptions{Sudo: true}); err != nil {
+			return lcm.Unchanged, err
+		}
+		changed = true
+	}
+	res := lcm.Unchanged
+	if changed {
+		res = lcm.Changed("kubelet proxy drop-in")
+		if _, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "daemon-reload"}, Sudo: true, Idempotent: true}); err != nil {
+			return res, err
+		}
+	}
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"sh", "-c", kubeletStateScript, "mgmtkit-kubelet-state"}, Idempotent: true})
+	if err != nil {
+		return res, err
+	}
+	state := strings.Fields(string(out.Stdout))
+	if len(state) != 2 {
+		return res, fmt.Errorf("unexpected systemctl answer %q", out.Stdout)
+	}
+	if state[0] != "enabled" {
+		if _, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "enable", "kubelet.service"}, Sudo: true, Idempotent: true}); err != nil {
+			return res, err
+		}
+		res = res.And(lcm.Changed("kubelet enabled"))
+	}
+	// "activating" is the kubelet restarting after a failure, as it does
+	// until kubeadm configures it: a restart would change nothing.
+	if changed && state[1] == "active" {
+		if _, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "restart", "kubelet.service"}, Sudo: true, Idempotent: true}); err != nil {
+			return res, err
+		}
+		res = res.And(lcm.Changed("kubelet restarted"))
+	}
+	return res, nil
+}

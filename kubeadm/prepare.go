@@ -1,0 +1,443 @@
+package kubeadm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
+)
+
+// Files and names [PrepareNode] owns on a node.
+const (
+	// AptProxyFile is apt's proxy configuration (apt.conf(5)): the
+	// Acquire::http::Proxy and Acquire::https::Proxy of [ProxySettings].
+	AptProxyFile = "/etc/apt/apt.conf.d/95mgmtkit-proxy"
+	// FstabFile is the file system table whose swap lines PrepareNode
+	// comments out (fstab(5)).
+	FstabFile = "/etc/fstab"
+	// HostsBlock names the managed block of /etc/hosts that holds the
+	// cluster's nodes.
+	HostsBlock = "mgmtkit-k8s"
+	// KernelConfigName names the modules-load.d and sysctl.d files
+	// (/etc/modules-load.d/mgmtkit-k8s.conf,
+	// /etc/sysctl.d/90-mgmtkit-k8s.conf).
+	KernelConfigName = "mgmtkit-k8s"
+)
+
+// CloudHostsTemplate is cloud-init's template of /etc/hosts on Ubuntu
+// (osfamily debian): with manage_etc_hosts true, cloud-init renders
+// /etc/hosts from it at every boot (cloudinit/config/cc_update_etc_hosts.py),
+// so PrepareNode writes the cluster's block there too when it exists.
+const CloudHostsTemplate = "/etc/cloud/templates/hosts.debian.tmpl"
+
+// swapsFile lists the active swap areas (proc(5)); its first line is a
+// header. kubeadm's preflight SwapCheck reads it too
+// (kubernetes/kubernetes cmd/kubeadm/app/preflight/checks.go: "running
+// with swap on is not supported" unless the kubelet's failSwapOn is
+// false), so an entry under the header fails `kubeadm init` and `join`.
+const swapsFile = "/proc/swaps"
+
+// k8sModules are the kernel modules a kubeadm node needs: overlay for
+// containerd's overlayfs snapshotter, br_netfilter so that bridged pod
+// traffic passes iptables (kubernetes.io docs "Container Runtimes",
+// "Forwarding IPv4 and letting iptables see bridged traffic";
+// content/en/docs/setup/production-environment/container-runtimes.md).
+var k8sModules = []string{"overlay", "br_netfilter"}
+
+// k8sSysctls returns the kernel parameters of the same page: bridged
+// traffic through ip(6)tables, and IPv4 forwarding, which kubeadm's
+// preflight checks (FileContentCheck of /proc/sys/net/ipv4/ip_forward
+// in cmd/kubeadm/app/preflight/checks.go).
+func k8sSysctls() map[string]string {
+	return map[string]string{
+		"net.bridge.bridge-nf-call-iptables":  "1",
+		"net.bridge.bridge-nf-call-ip6tables": "1",
+		"net.ipv4.ip_forward":                 "1",
+	}
+}
+
+// ProxySettings is the HTTP proxy a node reaches package repositories
+// and public images through, as apt, containerd and the kubelet are
+// given it. The URLs may carry user:password, so they are secrets: they
+// go only into root-only files.
+type ProxySettings struct {
+	// HTTPProxy and HTTPSProxy are http_proxy and https_proxy: http://
+	// or https:// URLs. At least one is set.
+	HTTPProxy, HTTPSProxy remote.Secret
+	// NoProxy is no_proxy: hosts, domains, addresses and CIDRs reached
+	// directly.
+	NoProxy []string
+}
+
+// ProxyFor returns the proxy settings of a cluster's nodes, or nil when
+// p has no proxy. NoProxy holds what the reference's driver puts there
+// (tacker kubernetes_mgmt.py: localhost, 127.0.0.1, the cluster's
+// address, the pod and Service CIDRs, the nodes' network and the user's
+// no_proxy) and more, each once and in this order: localhost, 127.0.0.1,
+// ::1, the node addresses nodeAddrs, endpointHost (the API endpoint's
+// host, a port is dropped), k8s_node_cidr (when absent, the /24 (IPv4)
+// or /64 (IPv6) of nodeAddrs[0], the first master, as the reference
+// does), the pod and Service CIDRs, the host of every private registry
+// (registries are "host[:port]", as private_registry_connection_info's
+// server), and the user's no_proxy entries.
+//
+// The reference expands k8s_node_cidr into every one of its addresses;
+// ProxyFor writes the CIDR, which Go programs (containerd, the kubelet,
+// kubeadm) match addresses against, and lists the node addresses
+// themselves for the programs that match only names and addresses (curl
+// before 7.86, wget).
+func ProxyFor(p ClusterParams, nodeAddrs []string, endpointHost string, registries []string) *ProxySettings {
+	if p.Proxy == nil || (p.Proxy.HTTPProxy.IsZero() && p.Proxy.HTTPSProxy.IsZero()) {
+		return nil
+	}
+	s := &ProxySettings{HTTPProxy: p.Proxy.HTTPProxy, HTTPSProxy: p.Proxy.HTTPSProxy}
+	seen := map[string]bool{}
+	add := func(e string) {
+		e = strings.TrimSpace(e)
+		if e != "" && !seen[e] {
+			seen[e] = true
+			s.NoProxy = append(s.NoProxy, e)
+		}
+	}
+	add("localhost")
+	add("127.0.0.1")
+	add("::1")
+	for _, a := range nodeAddrs {
+		add(hostOnly(a))
+	}
+	add(hostOnly(endpointHost))
+	switch {
+	case p.Proxy.K8sNodeCIDR.IsValid():
+		add(p.Proxy.K8sNodeCIDR.Masked().String())
+	case len(nodeAddrs) > 0:
+		if a, err := netip.ParseAddr(hostOnly(nodeAddrs[0])); err == nil {
+			bits := 24
+			if a.Is6() && !a.Is4In6() {
+				bits = 64
+			}
+			if pfx, err := a.Unmap().Prefix(bits); err == nil {
+				add(pfx.String())
+			}
+		}
+	}
+	for _, c := range []netip.Prefix{p.MasterNode.PodCIDR, p.MasterNode.ClusterCIDR} {
+		if c.IsValid() {
+			add(c.Masked().String())
+		}
+	}
+	for _, r := range registries {
+		add(hostOnly(r))
+	}
+	for _, e := range p.Proxy.NoProxyEntries() {
+		add(e)
+	}
+	return s
+}
+
+// hostOnly returns the host of "host:port", "[v6]:port" or a bare host
+// or address.
+func hostOnly(s string) string {
+	if h, _, err := net.SplitHostPort(s); err == nil {
+		return h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+}
+
+// check returns the problems of s under path: a URL that is not http(s)
+// or holds a character that would break out of a configuration value,
+// a no_proxy entry with a separator or a quote in it. Messages never
+// quote a URL: it may hold a password.
+func (s *ProxySettings) check(path string) []lcm.Problem {
+	if s == nil {
+		return nil
+	}
+	var probs []lcm.Problem
+	add := func(p, msg string) { probs = append(probs, lcm.Problem{Path: path + "." + p, Message: msg}) }
+	if s.HTTPProxy.IsZero() && s.HTTPSProxy.IsZero() {
+		add("HTTPProxy", "is required when HTTPSProxy is not given (a nil *ProxySettings means no proxy)")
+	}
+	for _, f := range []struct {
+		name string
+		url  remote.Secret
+	}{{"HTTPProxy", s.HTTPProxy}, {"HTTPSProxy", s.HTTPSProxy}} {
+		if f.url.IsZero() {
+			continue
+		}
+		v := f.url.Reveal()
+		if strings.ContainsFunc(v, unsafeValueRune) {
+			add(f.name, "must not contain quotes, backslashes, white space, control characters, \"$\" or \"`\"")
+			continue
+		}
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add(f.name, "must be an http:// or https:// URL with a host")
+		}
+	}
+	for i, e := range s.NoProxy {
+		if e == "" || strings.ContainsFunc(e, unsafeValueRune) || strings.Contains(e, ",") {
+			add("NoProxy["+strconv.Itoa(i)+"]", fmt.Sprintf("%q is not a no_proxy entry (a host, domain, address or CIDR without commas, quotes or spaces)", e))
+		}
+	}
+	return probs
+}
+
+// unsafeValueRune reports the characters a value written into apt.conf
+// or a systemd environment file must not hold: they would end or
+// escape the value.
+func unsafeValueRune(r rune) bool {
+	return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("\"'\\$`;", r)
+}
+
+// hasCredentials reports whether a proxy URL holds user information.
+func hasCredentials(s *ProxySettings) bool {
+	for _, v := range []remote.Secret{s.HTTPProxy, s.HTTPSProxy} {
+		if u, err := url.Parse(v.Reveal()); err == nil && u.User != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// aptProxyConf renders [AptProxyFile] (apt.conf(5) syntax; apt's http
+// and https methods read Acquire::http::Proxy and Acquire::https::Proxy,
+// apt-transport-http(1), apt-transport-https(1)). apt has no no_proxy:
+// it goes to pkgs.k8s.io and the Ubuntu archive, both outside.
+func aptProxyConf(s *ProxySettings) []byte {
+	var b bytes.Buffer
+	b.WriteString("// Managed by mgmtkit: the proxy apt reaches package repositories through.\n")
+	if !s.HTTPProxy.IsZero() {
+		fmt.Fprintf(&b, "Acquire::http::Proxy \"%s\";\n", s.HTTPProxy.Reveal())
+	}
+	if !s.HTTPSProxy.IsZero() {
+		fmt.Fprintf(&b, "Acquire::https::Proxy \"%s\";\n", s.HTTPSProxy.Reveal())
+	}
+	return b.Bytes()
+}
+
+// proxyEnv renders a systemd environment file (systemd.exec(5),
+// EnvironmentFile=) with both spellings of each variable: Go's
+// net/http reads the upper case ones first (golang.org/x/net/http/httpproxy
+// FromEnvironment), curl only lower case http_proxy.
+func proxyEnv(s *ProxySettings) string {
+	var b strings.Builder
+	b.WriteString("# Managed by mgmtkit: the HTTP proxy of this unit.\n")
+	line := func(name, v string) {
+		fmt.Fprintf(&b, "%s=%s\n%s=%s\n", strings.ToUpper(name), v, name, v)
+	}
+	if !s.HTTPProxy.IsZero() {
+		line("http_proxy", s.HTTPProxy.Reveal())
+	}
+	if !s.HTTPSProxy.IsZero() {
+		line("https_proxy", s.HTTPSProxy.Reveal())
+	}
+	if len(s.NoProxy) > 0 {
+		line("no_proxy", strings.Join(s.NoProxy, ","))
+	}
+	return b.String()
+}
+
+// proxyUnitFiles returns the drop-in and environment file that give unit
+// the proxy (nil s: both absent). The environment file is written 0600
+// by root: systemd.exec(5) warns that Environment= values are visible to
+// every user over D-Bus, EnvironmentFile= contents are not.
+func proxyUnitFiles(unit string, s *ProxySettings) (files map[string]string, absent []string) {
+	dir := system.UnitDir + "/" + unit + ".service.d/"
+	dropIn, env := dir+"mgmtkit-proxy.conf", dir+"mgmtkit-proxy.env"
+	if s == nil {
+		return nil, []string{dropIn, env}
+	}
+	return map[string]string{
+		dropIn: "# Managed by mgmtkit: the HTTP proxy, from a root-only file.\n[Service]\nEnvironmentFile=" + env + "\n",
+		env:    proxyEnv(s),
+	}, nil
+}
+
+// NodeOptions configure [PrepareNode].
+type NodeOptions struct {
+	// Name is the node's host name and Kubernetes node name
+	// ([NodeName]). Required.
+	Name string
+	// Hosts are the lines of the cluster's block of /etc/hosts (every
+	// node's address and name); none removes the block.
+	Hosts []system.HostsEntry
+	// Proxy is the HTTP proxy apt goes through; nil removes mgmtkit's
+	// apt proxy file (converging to no proxy).
+	Proxy *ProxySettings
+	// HostsFiles are further files to hold the block (see
+	// system.HostsOptions.Files); [system.HostsFile] is always edited, and
+	// [CloudHostsTemplate] when it exists.
+	HostsFiles []string
+}
+
+// PrepareNode makes a VM ready for a container runtime and kubeadm, each
+// part only where it differs:
+//
+//   - the host name is o.Name (system.SetHostname);
+//   - the cluster's block of /etc/hosts holds o.Hosts
+//     (system.SetHostsBlock, block [HostsBlock]), and so does cloud-init's
+//     [CloudHostsTemplate] where it exists, so that a reboot keeps it;
+//   - swap is off: `swapoff -a` when /proc/swaps lists an area, and every
+//     swap line of /etc/fstab commented out so that it stays off after a
+//     reboot (kubeadm's preflight refuses swap: see swapsFile). Swap
+//     that systemd starts from its own .swap units or zram is not
+//     touched;
+//   - the modules overlay and br_netfilter are loaded now and at boot,
+//     and net.bridge.bridge-nf-call-iptables, -ip6tables and
+//     net.ipv4.ip_forward are 1 (system.LoadKernelModules,
+//     system.ApplySysctls; kubernetes.io "Container Runtimes");
+//   - apt's proxy is o.Proxy ([AptProxyFile], 0600 when a URL holds
+//     credentials), or the file is gone when o.Proxy is nil.
+//
+// The proxies of containerd and the kubelet are [InstallContainerd]'s
+// and [InstallKubernetes]'s: their units do not exist yet.
+//
+// Bad options are an *lcm.ParamsError before any command runs.
+func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result, error) {
+	var probs []lcm.Problem
+	if o.Name == "" || len(o.Name) > 63 || !lcm.IsDNSName(o.Name) || strings.Contains(o.Name, ".") {
+		probs = append(probs, lcm.Problem{Path: "Name", Message: fmt.Sprintf("%q is not a node name (one RFC 1123 label: letters, digits and inner hyphens, 1 to 63 characters; see NodeName)", o.Name)})
+	}
+	probs = append(probs, o.Proxy.check("Proxy")...)
+	if probs != nil {
+		return lcm.Unchanged, &lcm.ParamsError{Problems: probs}
+	}
+	// SetHostsBlock validates its entries before it runs anything, so it
+	// goes first: a bad entry is a ParamsError with no command run.
+	res, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: o.Hosts, Files: append([]string{system.HostsFile}, o.HostsFiles...)})
+	if err != nil {
+		var pe *lcm.ParamsError
+		if errors.As(err, &pe) {
+			for i, pr := range pe.Problems {
+				if rest, ok := strings.CutPrefix(pr.Path, "Entries"); ok {
+					pe.Problems[i].Path = "Hosts" + rest
+				} else if strings.HasPrefix(pr.Path, "Files") {
+					pe.Problems[i].Path = "HostsFiles"
+				}
+			}
+		}
+		return res, stepErr(h, "the cluster's /etc/hosts block", err)
+	}
+	files, err := remote.ReadFiles(ctx, h, []string{swapsFile, FstabFile, CloudHostsTemplate}, remote.FileOptions{Sudo: true})
+	if err != nil {
+		return res, stepErr(h, "reading swap, fstab and cloud-init's hosts template", err)
+	}
+	steps := []struct {
+		what string
+		run  func() (lcm.Result, error)
+	}{
+		{"cloud-init's hosts template", func() (lcm.Result, error) {
+			if _, ok := files[CloudHostsTemplate]; !ok || slices.Contains(o.HostsFiles, CloudHostsTemplate) {
+				return lcm.Unchanged, nil
+			}
+			return system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: o.Hosts, Files: []string{CloudHostsTemplate}})
+		}},
+		{"the host name", func() (lcm.Result, error) { return system.SetHostname(ctx, h, o.Name) }},
+		{"swap", func() (lcm.Result, error) { return swapOff(ctx, h, files) }},
+		{"kernel modules", func() (lcm.Result, error) {
+			return system.LoadKernelModules(ctx, h, system.ModulesOptions{Name: KernelConfigName, Modules: k8sModules})
+		}},
+		{"kernel parameters", func() (lcm.Result, error) {
+			return system.ApplySysctls(ctx, h, system.SysctlOptions{Name: "90-" + KernelConfigName, Settings: k8sSysctls()})
+		}},
+		{"apt's proxy", func() (lcm.Result, error) { return aptProxy(ctx, h, o.Proxy) }},
+	}
+	for _, s := range steps {
+		r, err := s.run()
+		res = res.And(r)
+		if err != nil {
+			return res, stepErr(h, s.what, err)
+		}
+	}
+	return res, nil
+}
+
+// stepErr says which part of a step failed on which host; a ParamsError
+// is returned as it is.
+func stepErr(h remote.Host, what string, err error) error {
+	var pe *lcm.ParamsError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return fmt.Errorf("kubeadm: %s: %s: %w", h.Name(), what, err)
+}
+
+// swapOff turns swap off now and comments out fstab's swap lines, each
+// only when needed, given the files' contents (ReadFiles: a missing
+// file is absent).
+func swapOff(ctx context.Context, h remote.Host, files map[string][]byte) (lcm.Result, error) {
+	res := lcm.Unchanged
+	if active := activeSwaps(files[swapsFile]); len(active) > 0 {
+		if _, err := h.Run(ctx, remote.Cmd{Args: []string{"swapoff", "-a"}, Sudo: true, Idempotent: true}); err != nil {
+			return res, err
+		}
+		res = res.And(lcm.Changed("swap turned off (" + strings.Join(active, ", ") + ")"))
+	}
+	if old, ok := files[FstabFile]; ok {
+		if fixed, n := commentSwap(old); n > 0 {
+			if _, err := h.WriteFile(ctx, FstabFile, bytes.NewReader(fixed), remote.FileOptions{Sudo: true}); err != nil {
+				return res, err
+			}
+			res = res.And(lcm.Changed(fmt.Sprintf("%d swap line(s) of %s commented out", n, FstabFile)))
+		}
+	}
+	return res, nil
+}
+
+// activeSwaps returns the swap areas /proc/swaps lists under its header.
+func activeSwaps(b []byte) []string {
+	var out []string
+	for i, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); i > 0 && len(f) > 0 {
+			out = append(out, f[0])
+		}
+	}
+	return out
+}
+
+// commentSwap returns fstab with "#" before every entry whose type (the
+// third field, fstab(5) fs_vfstype) is swap, and how many it commented;
+// everything else is kept byte for byte.
+func commentSwap(fstab []byte) ([]byte, int) {
+	lines := bytes.SplitAfter(fstab, []byte("\n"))
+	n := 0
+	for i, l := range lines {
+		f := strings.Fields(string(l))
+		if len(f) >= 3 && !strings.HasPrefix(f[0], "#") && f[2] == "swap" {
+			lines[i] = append([]byte("#"), l...)
+			n++
+		}
+	}
+	return bytes.Join(lines, nil), n
+}
+
+// aptProxy writes or removes [AptProxyFile].
+func aptProxy(ctx context.Context, h remote.Host, s *ProxySettings) (lcm.Result, error) {
+	if s == nil {
+		existed, err := remote.RemoveFiles(ctx, h, []string{AptProxyFile}, nil, remote.FileOptions{Sudo: true})
+		if err != nil || !existed[0] {
+			return lcm.Unchanged, err
+		}
+		return lcm.Changed("removed " + AptProxyFile), nil
+	}
+	mode := fs.FileMode(0o644)
+	if hasCredentials(s) {
+		mode = 0o600
+	}
+	changed, err := h.WriteFile(ctx, AptProxyFile, bytes.NewReader(aptProxyConf(s)), remote.FileOptions{Mode: mode, Owner: "root", Group: "root", Sudo: true})
+	if err != nil || !changed {
+		return lcm.Unchanged, err
+	}
+	return lcm.Changed("wrote " + AptProxyFile), nil
+}
