@@ -19,8 +19,12 @@ func (c *Cloud) addKubePackages(cat *ubuntu.Catalog) {
 	kube.AddPackages(cat, c.kube, c.kubectlTool())
 }
 
-// kubectlTool is the kubectl of the hosts.
-func (c *Cloud) kubectlTool() ubuntu.Tool { return nil }
+// kubectlTool is the kubectl of the hosts: simapi's fake, reaching the
+// API server its kubeconfig names through the world's network, with
+// etcdctl answering in the etcd static pods.
+func (c *Cloud) kubectlTool() ubuntu.Tool {
+	return kube.KubectlTool(c.kube.ResolveKubeconfigContent, kube.WithExec(c.kube.EtcdExec))
+}
 
 // vipHolder is the host machine holding a virtual IP by VRRP, for
 // [Cloud.Machine]: the VIP answers where keepalived put it.

@@ -301,10 +301,16 @@ func (r *kubeadmRun) writeControlPlane(pl *initPlan) (*Cluster, error) {
 	c := &Cluster{
 		CACert: ca.CertPEM, Endpoint: pl.endpoint, Version: pl.version, world: r.w,
 		ca: ca, etcdCA: etcdCA, frontProxyCA: fpCA, saKey: sa.KeyPEM,
-		saPub:     pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPub}),
-		podSubnet: pl.cluster.Networking.PodSubnet,
+		saPub: pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPub}),
 	}
-	c.API = r.w.newAPI(MemoryOptions{CACert: ca.CertPEM, Now: r.w.now})
+	// kube-controller-manager runs with --allocate-node-cidrs and
+	// --cluster-cidr=podSubnet (staticPods below): the API's node IPAM.
+	opts := MemoryOptions{CACert: ca.CertPEM, Now: r.w.now}
+	first, _, _ := strings.Cut(pl.cluster.Networking.PodSubnet, ",")
+	if p, err := netip.ParsePrefix(first); err == nil {
+		opts.ClusterCIDR = p
+	}
+	c.API = r.w.newAPI(opts)
 	r.out("[certs] Using certificateDir folder %q", pkiDir)
 	r.out("[certs] Generating \"ca\" certificate and key")
 	if _, err := r.writeControlPlaneFiles(c, pl.name, pl.address, pl.port, pl.cluster, pl.kubelet, pl.version); err != nil {

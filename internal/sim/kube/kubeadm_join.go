@@ -85,7 +85,7 @@ func (r *kubeadmRun) join() int {
 		return r.fail("preflight", "couldn't validate the identity of the API Server: %v", err)
 	}
 	r.out("[preflight] Reading configuration from the cluster...")
-	if _, err := bootstrapAuth(r.ctx, c.API, tokenID, tokenSecret, r.now()); err != nil {
+	if _, _, err := c.API.Authenticate(r.ctx, bt.Token); err != nil {
 		return r.fail("preflight", "unable to fetch the kubeadm-config ConfigMap: %v", err)
 	}
 	cc, err := clusterConfigOf(r.ctx, c.API)
@@ -314,23 +314,6 @@ func tokenExpired(s *corev1.Secret, now time.Time) bool {
 	}
 	t, err := time.Parse(time.RFC3339, string(exp))
 	return err != nil || !now.Before(t)
-}
-
-// bootstrapAuth is the API server's bootstrap token authenticator
-// (plugin/pkg/auth/authenticator/token/bootstrap/bootstrap.go): the
-// Secret bootstrap-token-<id> exists, its secret matches, it has not
-// expired and allows authentication; the user is
-// system:bootstrap:<id>.
-func bootstrapAuth(ctx context.Context, api API, id, secret string, now time.Time) (string, error) {
-	obj, err := api.Get(ctx, KindSecret, "kube-system", "bootstrap-token-"+id)
-	if err != nil {
-		return "", apierrors.NewUnauthorized("Unauthorized")
-	}
-	s := obj.(*corev1.Secret)
-	if string(s.Data["token-secret"]) != secret || tokenExpired(s, now) || string(s.Data["usage-bootstrap-authentication"]) != "true" {
-		return "", apierrors.NewUnauthorized("Unauthorized")
-	}
-	return "system:bootstrap:" + id, nil
 }
 
 // clusterConfigOf reads the ClusterConfiguration kubeadm init uploaded.

@@ -147,7 +147,7 @@ func TestResetAndReinit(t *testing.T) {
 		t.Errorf("etcd after rejoin: %+v", c.EtcdMembers())
 	}
 	// A Ready node of that name refuses a join under the same name.
-	cniPod(t, e, c, "master-10-0-4-6")
+	cniDaemonSet(t, e, c)
 	w1.write("/tmp/clash.yaml", joinYAML("master-10-0-4-6", "10.0.4.12", "10.0.4.5:6443", m1.token(), hash, false, ""), 0o600)
 	if r := w1.run(true, "kubeadm join --config /tmp/clash.yaml"); !strings.Contains(r.stderr, `a Node with name "master-10-0-4-6" and status "Ready" already exists in the cluster`) {
 		t.Errorf("name clash: %d %s", r.code, r.stderr)
@@ -354,4 +354,27 @@ func TestEtcdExec(t *testing.T) {
 	if _, errOut, code := exec("member", "remove", fmt.Sprintf("%x", id)); code != 1 || !strings.Contains(errOut, "Error: etcdserver: member not found") {
 		t.Errorf("second remove: %d %s", code, errOut)
 	}
+}
+
+// kubectl on a control plane reaches the cluster through admin.conf's
+// server; etcdctl answers in the etcd static pods.
+func TestKubectlThroughTheWorld(t *testing.T) {
+	e := newEnv(t)
+	m1 := e.node("master1", "10.0.9.5")
+	w1 := e.node("worker1", "10.0.9.12")
+	m1.initMaster("10.0.9.5:6443")
+	if r := w1.join("10.0.9.5:6443", m1.token(), m1.caHash(), false, ""); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	out := m1.mustRun(true, "kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes -o json")
+	var list corev1.NodeList
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Items) != 2 {
+		t.Fatalf("get nodes: %v\n%s", err, out)
+	}
+	out = m1.mustRun(true, "kubectl --kubeconfig=/etc/kubernetes/admin.conf exec --namespace=kube-system etcd-master-10-0-9-5 -- etcdctl --endpoints=https://127.0.0.1:2379 --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt --key=/etc/kubernetes/pki/etcd/server.key member list -w json")
+	wantContains(t, "member list", out, `"name":"master-10-0-9-5"`, `"peerURLs":["https://10.0.9.5:2380"]`)
+	// The API server down: kubectl is refused.
+	m1.mustRun(true, "systemctl stop kubelet")
+	r := m1.run(true, "kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes -o json")
+	wantContains(t, "kubectl with the API server down", r.stderr, "The connection to the server 10.0.9.5:6443 was refused")
 }

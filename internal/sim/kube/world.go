@@ -43,8 +43,6 @@ type Cluster struct {
 	mu        sync.Mutex
 	etcd      []EtcdMember
 	clusterID uint64
-	podCIDRs  map[string]string // node → the /24 the node IPAM gave it
-	podSubnet string
 }
 
 // member is a machine's place in a cluster: what kubeadm init or join
@@ -301,22 +299,31 @@ func lookupEtcHosts(m *ubuntu.Machine, name string) string {
 }
 
 // ResolveKubeconfig reads the kubeconfig file at path on m (as root: the
-// caller checks the permissions of its process) and dials the server it
-// names from m: the API a kubectl on m talks to. The kubelets of the
-// cluster synchronise first (see [World.Sync]).
+// caller checks the permissions of its process) and resolves it as
+// [World.ResolveKubeconfigContent] does.
 func (w *World) ResolveKubeconfig(m *ubuntu.Machine, path string) (API, error) {
 	data, err := m.Server().FS().ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	server, _, err := parseKubeconfig(data)
+	return w.ResolveKubeconfigContent(m, string(data))
+}
+
+// ResolveKubeconfigContent dials, from m, the server a kubeconfig names
+// (its current context's cluster) and returns that cluster's API, after
+// the cluster's kubelets synchronised (see [World.Sync]): what a kubectl
+// on m talks to. It is the resolve function of simapi's [KubectlTool].
+// The error is the dial's ("dial tcp 10.0.0.5:6443: connect: connection
+// refused", wrapping [ErrNoAPIServer]; "... no route to host").
+func (w *World) ResolveKubeconfigContent(m *ubuntu.Machine, content string) (API, error) {
+	server, _, err := parseKubeconfig([]byte(content))
 	if err != nil {
-		return nil, fmt.Errorf("error loading config file %q: %v", path, err)
+		return nil, fmt.Errorf("error loading config: %v", err)
 	}
 	hostport := strings.TrimPrefix(server, "https://")
 	c, err := w.Dial(m, hostport)
 	if err != nil {
-		return nil, fmt.Errorf("Get \"%s/api?timeout=32s\": %v", server, err)
+		return nil, err
 	}
 	if err := w.Sync(context.Background()); err != nil {
 		return nil, err
