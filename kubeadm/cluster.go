@@ -104,6 +104,7 @@ func (t Topology) LoadBalancer(m lcm.Node) APIServerLB {
 		lb.Backends = append(lb.Backends, Backend{Name: NodeName(lcm.RoleMaster, n.NICAddress), Address: n.NICAddress})
 		if n.Resource == m.Resource {
 			lb.Priority = 150 - 10*i
+			lb.NodeAddress, _ = netip.ParseAddr(n.NICAddress)
 		}
 	}
 	return lb

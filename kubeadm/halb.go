@@ -59,9 +59,17 @@ type APIServerLB struct {
 	// every master and unique on the network; [DefaultVRRPRouterID] when 0.
 	RouterID int
 	// Interface is the network interface VRRP runs on and the VIP is
-	// added to. Empty: the interface that has an address inside VIP's
-	// network, which ConfigureKeepalived asks `ip -o addr show` for.
+	// added to. Empty: the interface that holds NodeAddress or, without
+	// one, an address inside VIP's network, which ConfigureKeepalived
+	// asks `ip -o addr show` for.
 	Interface string
+	// NodeAddress is the master's own cluster (NIC) address. When set and
+	// Interface is empty, VRRP runs on the interface that holds it, and
+	// the VIP takes the prefix length that address has there (the
+	// subnet as the node has it configured), so that VIP may be given
+	// as a single address (/32, /128): Heat knows the VIP's port but not
+	// its subnet's length.
+	NodeAddress netip.Addr
 }
 
 // Backend is one master behind HAProxy.
@@ -287,11 +295,11 @@ func ConfigureKeepalived(ctx context.Context, h remote.Host, lb APIServerLB) (lc
 		return lcm.Unchanged, err
 	}
 	if lb.Interface == "" {
-		iface, err := interfaceFor(ctx, h, lb.VIP)
+		iface, vip, err := interfaceFor(ctx, h, lb.VIP, lb.NodeAddress)
 		if err != nil {
 			return lcm.Unchanged, stepErr(h, "finding the VRRP interface", err)
 		}
-		lb.Interface = iface
+		lb.Interface, lb.VIP = iface, vip
 	}
 	cfg, err := keepalivedConf(lb)
 	if err != nil {
@@ -305,18 +313,20 @@ func ConfigureKeepalived(ctx context.Context, h remote.Host, lb APIServerLB) (lc
 	})
 }
 
-// interfaceFor returns the interface holding an address inside vip's
-// network, from `ip -o addr show` (one line per address: "2: ens3
-// inet 10.0.0.5/24 brd ... scope global ens3\ ..."; iproute2
-// ip/ipaddress.c print_addrinfo with -oneline).
-func interfaceFor(ctx context.Context, h remote.Host, vip netip.Prefix) (string, error) {
+// interfaceFor returns the interface holding node, with vip given the
+// prefix length node has there, or (node unset) the interface holding an
+// address inside vip's network, with vip as it is; from `ip -o addr
+// show` (one line per address: "2: ens3    inet 10.0.0.5/24 brd ...
+// scope global ens3\ ..."; iproute2 ip/ipaddress.c print_addrinfo with
+// -oneline).
+func interfaceFor(ctx context.Context, h remote.Host, vip netip.Prefix, node netip.Addr) (string, netip.Prefix, error) {
 	family := "-4"
 	if vip.Addr().Is6() {
 		family = "-6"
 	}
 	out, err := h.Run(ctx, remote.Cmd{Args: []string{"ip", "-o", family, "addr", "show"}, Idempotent: true})
 	if err != nil {
-		return "", err
+		return "", vip, err
 	}
 	network := vip.Masked()
 	for _, line := range strings.Split(string(out.Stdout), "\n") {
@@ -328,11 +338,18 @@ func interfaceFor(ctx context.Context, h remote.Host, vip netip.Prefix) (string,
 		if err != nil || p.Addr() == vip.Addr() {
 			continue // the VIP itself, on the node that holds it now
 		}
-		if network.Contains(p.Addr()) {
-			return strings.TrimSuffix(f[1], ":"), nil
+		iface := strings.TrimSuffix(f[1], ":")
+		switch {
+		case node.IsValid() && p.Addr() == node:
+			return iface, netip.PrefixFrom(vip.Addr(), p.Bits()), nil
+		case !node.IsValid() && network.Contains(p.Addr()):
+			return iface, vip, nil
 		}
 	}
-	return "", fmt.Errorf("no interface has an address in %s (`ip -o %s addr show`): give APIServerLB.Interface", network, family)
+	if node.IsValid() {
+		return "", vip, fmt.Errorf("no interface has the address %s (`ip -o %s addr show`): give APIServerLB.Interface", node, family)
+	}
+	return "", vip, fmt.Errorf("no interface has an address in %s (`ip -o %s addr show`): give APIServerLB.Interface", network, family)
 }
 
 // daemon is a package whose one configuration file mgmtkit owns.

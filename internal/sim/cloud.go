@@ -287,7 +287,11 @@ func (c *Cloud) newHost(role lcm.Role, login Login, addrs []string, packages []s
 		}
 		h.listeners[a] = l
 	}
-	h.Machine = ubuntu.Install(srv, ubuntu.Options{Catalog: c.opts.Catalog(), Packages: packages})
+	var nic []netip.Prefix
+	for _, a := range addrs {
+		nic = append(nic, netip.PrefixFrom(netip.MustParseAddr(a), 8)) // the cloud's network is 127.0.0.0/8
+	}
+	h.Machine = ubuntu.Install(srv, ubuntu.Options{Catalog: c.opts.Catalog(), Packages: packages, Addresses: nic})
 	if c.opts.Setup != nil {
 		if err := c.opts.Setup(h); err != nil {
 			srv.Close()

@@ -19,11 +19,10 @@ func (c *Cloud) addKubePackages(cat *ubuntu.Catalog) {
 	kube.AddPackages(cat, c.kube, c.kubectlTool())
 }
 
-// kubectlTool is the kubectl of the hosts: simapi's fake, reaching the
-// API server its kubeconfig names through the world's network, with
-// etcdctl answering in the etcd static pods.
+// kubectlTool is the kubectl of the hosts: it reaches the API server its
+// kubeconfig names through the world, and runs etcdctl in etcd pods.
 func (c *Cloud) kubectlTool() ubuntu.Tool {
-	return kube.KubectlTool(c.kube.ResolveKubeconfigContent, kube.WithExec(c.kube.EtcdExec))
+	return kube.KubectlTool(c.kube.ResolveKubeconfig, kube.WithExec(c.kube.EtcdExec))
 }
 
 // vipHolder is the host machine holding a virtual IP by VRRP, for

@@ -49,7 +49,11 @@ func (c *Cloud) Request(name string) ([]byte, error) {
 //   - ansible.ip_address becomes ansibleAddress, the Ansible server's
 //     address (required for the kubespray sample; see [Cloud.Request]);
 //     kubespray_root_path and transferring_inventory_path become
-//     [KubesprayRootPath] and [KubesprayInventoryPath].
+//     [KubesprayRootPath] and [KubesprayInventoryPath];
+//   - the clusters kubeadm builds (the cir and pv samples) get
+//     cni_manifest_path, mgmtkit's extension, naming the sample package's
+//     pod network manifest ([SampleCNIManifest]): the specs' samples
+//     predate it, and without a pod network no node becomes Ready.
 //
 // The other values are the spec's.
 func WorkingRequest(name, ansibleAddress string) ([]byte, error) {
@@ -77,11 +81,19 @@ func WorkingRequest(name, ansibleAddress string) ([]byte, error) {
 			return nil, fmt.Errorf("sim: no working value for the placeholder %s of %s", p, name)
 		}
 	}
+	if name == samples.InstantiateCIRCluster || name == samples.InstantiatePVCluster {
+		edits[sampleParamsPrefix+"cni_manifest_path"] = SampleCNIManifest
+	}
 	if len(edits) == 0 {
 		return body, nil
 	}
 	return samples.Patch(body, edits)
 }
+
+// SampleCNIManifest is the pod network manifest of the sample VNF
+// package (a flannel-like DaemonSet), which [WorkingRequest] gives the
+// clusters kubeadm builds.
+const SampleCNIManifest = "Files/kubernetes/cni.yaml"
 
 // ClusterParams is k8s_cluster_installation_param as a Kubernetes cluster
 // driver decodes it (examples/drivers.ClusterParams is the same

@@ -83,7 +83,7 @@ func (e *env) node(hostname, ip string, o ...nodeOpts) *node {
 	}
 	cat := ubuntu.DefaultCatalog()
 	containers.AddPackages(cat, e.net)
-	kube.AddPackages(cat, e.w, kube.KubectlTool(e.w.ResolveKubeconfigContent, kube.WithExec(e.w.EtcdExec)))
+	kube.AddPackages(cat, e.w, kube.KubectlTool(e.w.ResolveKubeconfig, kube.WithExec(e.w.EtcdExec)))
 	pkgs := []string{"containerd"}
 	if !opt.noKubePkgs {
 		pkgs = append(pkgs, "kubelet", "kubeadm", "kubectl")

@@ -48,7 +48,7 @@ type kubectlTool struct {
 // KubectlTool returns the fake kubectl: it reads the kubeconfig (the
 // --kubeconfig flag, else $KUBECONFIG, else ~/.kube/config) with the
 // invoking user's permissions, as real kubectl does, and hands its
-// content to resolve, which returns the API the kubeconfig's server
+// path to resolve (World.ResolveKubeconfig), which returns the API the kubeconfig's server
 // reaches (an error wrapping [ErrNoAPIServer] when nothing answers
 // there). A kubeconfig whose user has a bearer token is authenticated and
 // authorized through the API on every request; one with a client
@@ -343,7 +343,7 @@ func (s *session) connect() (int, bool) {
 		s.errOut("The connection to the server localhost:8080 was refused - did you specify the right host or port?\n")
 		return 1, false
 	}
-	api, err := s.k.resolve(s.m, string(content))
+	api, err := s.k.resolve(s.m, file)
 	if err != nil {
 		if errors.Is(err, ErrNoAPIServer) {
 			host := strings.TrimPrefix(strings.TrimPrefix(server, "https://"), "http://")

@@ -50,6 +50,8 @@ import (
 // Sync brings every cluster's Nodes and mirror pods up to date with the
 // kubelets of its machines (see the comment above).
 func (w *World) Sync(ctx context.Context) error {
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
 	for _, c := range w.Clusters() {
 		if err := w.syncCluster(ctx, c); err != nil {
 			return err

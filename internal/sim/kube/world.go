@@ -69,6 +69,10 @@ type World struct {
 	lbs      map[*ubuntu.Machine]bool // machines whose haproxy or keepalived ran
 	warnings []string
 	clock    func() time.Time
+
+	// syncMu serialises [World.Sync]: kubelets of concurrent joins and
+	// kubectl calls must not register the same Node twice.
+	syncMu sync.Mutex
 }
 
 // NewWorld returns a world without clusters whose machines are reached
@@ -299,29 +303,22 @@ func lookupEtcHosts(m *ubuntu.Machine, name string) string {
 }
 
 // ResolveKubeconfig reads the kubeconfig file at path on m (as root: the
-// caller checks the permissions of its process) and resolves it as
-// [World.ResolveKubeconfigContent] does.
+// caller checks the permissions of its process) and dials, from m, the
+// server it names (its current context's cluster): the API a kubectl on
+// m talks to, after the cluster's kubelets synchronised (see
+// [World.Sync]). It is the resolve function of [KubectlTool]. The error
+// is the dial's ("dial tcp 10.0.0.5:6443: connect: connection refused",
+// wrapping [ErrNoAPIServer]; "... no route to host").
 func (w *World) ResolveKubeconfig(m *ubuntu.Machine, path string) (API, error) {
 	data, err := m.Server().FS().ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return w.ResolveKubeconfigContent(m, string(data))
-}
-
-// ResolveKubeconfigContent dials, from m, the server a kubeconfig names
-// (its current context's cluster) and returns that cluster's API, after
-// the cluster's kubelets synchronised (see [World.Sync]): what a kubectl
-// on m talks to. It is the resolve function of simapi's [KubectlTool].
-// The error is the dial's ("dial tcp 10.0.0.5:6443: connect: connection
-// refused", wrapping [ErrNoAPIServer]; "... no route to host").
-func (w *World) ResolveKubeconfigContent(m *ubuntu.Machine, content string) (API, error) {
-	server, _, err := parseKubeconfig([]byte(content))
+	server, _, err := parseKubeconfig(data)
 	if err != nil {
-		return nil, fmt.Errorf("error loading config: %v", err)
+		return nil, fmt.Errorf("error loading config file %q: %v", path, err)
 	}
-	hostport := strings.TrimPrefix(server, "https://")
-	c, err := w.Dial(m, hostport)
+	c, err := w.Dial(m, strings.TrimPrefix(server, "https://"))
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ func DefaultCatalog() *Catalog {
 		units(base("cron", "3.0pl1-137ubuntu3"), "cron.service"),
 		units(base("rsyslog", "8.2112.0-2ubuntu2.2"), "rsyslog.service"),
 		units(base("unattended-upgrades", "2.8ubuntu1", "python3"), "unattended-upgrades.service"),
-		base("iproute2", "5.15.0-1ubuntu2"),
+		tools(base("iproute2", "5.15.0-1ubuntu2"), map[string]Tool{"/usr/sbin/ip": ipTool}),
 		base("iptables", "1.8.7-1ubuntu5.2"),
 		base("ethtool", "1:5.16-1"),
 		base("git", "1:2.34.1-1ubuntu1.10"),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/netip"
 	"path"
 	"slices"
 	"strings"
@@ -42,6 +43,9 @@ type Options struct {
 	// default, so that /etc/hosts is rendered from [HostsTemplate] at
 	// every [Machine.Reboot].
 	ManageEtcHosts ManageEtcHosts
+	// Addresses are the addresses of the machine's NIC ([NIC]), with
+	// their network's prefix length, as `ip addr show` prints them.
+	Addresses []netip.Prefix
 }
 
 // Machine is a simulated Ubuntu 22.04 VM: the state behind the fake
@@ -74,6 +78,7 @@ type Machine struct {
 	ext           map[any]any
 	nextPID       int
 	rootParts     []rootPart
+	addrs         []netip.Prefix // the NIC's, Options.Addresses
 }
 
 // pkgState is a package dpkg knows about.
@@ -136,6 +141,7 @@ func Install(srv *sshtest.Server, opts Options) *Machine {
 		nextPID:   3150,
 		rootParts: newRootParts(),
 		kernel:    newKernelState(),
+		addrs:     slices.Clone(opts.Addresses),
 	}
 	m.dpkgLock <- struct{}{}
 	if err := m.writeImage(opts.ManageEtcHosts); err != nil {
