@@ -187,8 +187,8 @@ func (r *kubeadmRun) init() int {
 	if entries, _ := r.m.Server().FS().ReadDir(etcdDataDir); len(entries) > 0 && len(errs) == 0 || len(entries) > 0 && errs[0].name != "IsPrivilegedUser" {
 		errs = append(errs, preflightCheck{"DirAvailable--var-lib-etcd", etcdDataDir + " is not empty"})
 	}
-	if kubeVersion(r.m, "kubelet") == "" && (len(errs) == 0 || errs[0].name != "IsPrivilegedUser") {
-		errs = append(errs, preflightCheck{"KubeletVersion", "couldn't get kubelet version: cannot execute 'kubelet --version': executable file not found in $PATH"})
+	if e := kubeletVersionCheck(r.m, pl.version); e != nil && (len(errs) == 0 || errs[0].name != "IsPrivilegedUser") {
+		errs = append(errs, *e)
 	}
 	if !r.preflight("preflight", pl.init.NodeRegistration.IgnorePreflightErrors, errs, warns) {
 		return 1

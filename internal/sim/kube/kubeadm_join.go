@@ -72,8 +72,8 @@ func (r *kubeadmRun) join() int {
 		files = append(files, manifestsDir+"/kube-apiserver.yaml", manifestsDir+"/kube-controller-manager.yaml", manifestsDir+"/kube-scheduler.yaml", manifestsDir+"/etcd.yaml")
 	}
 	errs, warns := r.commonChecks(files)
-	if kubeVersion(r.m, "kubelet") == "" && (len(errs) == 0 || errs[0].name != "IsPrivilegedUser") {
-		errs = append(errs, preflightCheck{"KubeletVersion", "couldn't get kubelet version: cannot execute 'kubelet --version': executable file not found in $PATH"})
+	if e := kubeletVersionCheck(r.m, kubeVersion(r.m, "kubeadm")); e != nil && (len(errs) == 0 || errs[0].name != "IsPrivilegedUser") {
+		errs = append(errs, *e)
 	}
 	if !r.preflight("preflight", nr.IgnorePreflightErrors, errs, warns) {
 		return 1
@@ -95,7 +95,6 @@ func (r *kubeadmRun) join() int {
 	if err := r.nodeNameFree(c, name); err != nil {
 		return r.fail("kubelet-start", "%v", err)
 	}
-	version := kubeVersion(r.m, "kubelet")
 	if cp != nil {
 		if cc.ControlPlaneEndpoint == "" {
 			return r.fail("preflight", "\nOne or more conditions for hosting a new control plane instance is not satisfied.\n\nunable to add a new control plane instance to a cluster that doesn't have a stable controlPlaneEndpoint address\n\nPlease ensure that:\n* The cluster has a stable controlPlaneEndpoint address.\n* The certificates that must be shared among control plane instances are provided.\n")
@@ -152,7 +151,6 @@ func (r *kubeadmRun) join() int {
 		r.out("Run 'kubectl get nodes' to see this node join the cluster.")
 		return 0
 	}
-	_ = version
 	// kubelet-start: the CA, the kubelet's configuration from the
 	// kubelet-config ConfigMap, then the TLS bootstrap gives kubelet.conf
 	// (cmd/kubeadm/app/cmd/phases/join/kubelet.go).

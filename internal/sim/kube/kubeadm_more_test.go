@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -377,4 +378,51 @@ func TestKubectlThroughTheWorld(t *testing.T) {
 	m1.mustRun(true, "systemctl stop kubelet")
 	r := m1.run(true, "kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes -o json")
 	wantContains(t, "kubectl with the API server down", r.stderr, "The connection to the server 10.0.9.5:6443 was refused")
+}
+
+func TestKubeletNewerThanTheControlPlane(t *testing.T) {
+	e := newEnv(t)
+	n := e.node("m1", "10.0.10.5")
+	n.write("/etc/kubernetes/mgmtkit/init.yaml", strings.Replace(initYAML("m1", "10.0.10.5", "", ""), "kubernetesVersion: v1.36.2", "kubernetesVersion: v1.35.3", 1), 0o600)
+	r := n.run(true, "kubeadm init --config /etc/kubernetes/mgmtkit/init.yaml")
+	wantContains(t, "stderr", r.stderr, `[ERROR KubeletVersion]: the kubelet version is higher than the control plane version. This is not a supported version skew and may lead to a malfunctional cluster. Kubelet version: "1.36.2" Control plane version: "1.35.3"`)
+}
+
+// Workers join at the same time, as the SDK's fan-out runs them.
+func TestConcurrentJoins(t *testing.T) {
+	e := newEnv(t)
+	m1 := e.node("master1", "10.0.11.5")
+	m1.initMaster("10.0.11.5:6443")
+	tok, hash := m1.token(), m1.caHash()
+	var ws []*node
+	for i := range 4 {
+		ws = append(ws, e.node(fmt.Sprintf("worker%d", i), fmt.Sprintf("10.0.11.%d", 20+i)))
+	}
+	var wg sync.WaitGroup
+	codes := make([]runResult, len(ws))
+	for i, w := range ws {
+		w.write("/etc/kubernetes/mgmtkit/join.yaml", joinYAML(nodeName("worker", w.ip), w.ip, "10.0.11.5:6443", tok, hash, false, ""), 0o600)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = w.run(true, "kubeadm join --config /etc/kubernetes/mgmtkit/join.yaml")
+		}()
+	}
+	wg.Wait()
+	for i, r := range codes {
+		if r.code != 0 {
+			t.Errorf("join %d: %s", i, r.stderr)
+		}
+	}
+	c := e.w.ClusterOf(m1.Machine)
+	nodes, err := c.Nodes(e.ctx)
+	if err != nil || len(nodes) != 5 {
+		t.Errorf("nodes: %d %v", len(nodes), err)
+	}
+	// A deleted VM: its Node turns Unknown.
+	e.w.Forget(ws[0].Machine)
+	nodes, _ = c.Nodes(e.ctx)
+	if r := readyOf(nodeByName(nodes, "worker-10-0-11-20")); r.Status != corev1.ConditionUnknown || r.Message != "Kubelet stopped posting node status." {
+		t.Errorf("forgotten node: %+v", r)
+	}
 }
