@@ -224,7 +224,7 @@ func (r *kubeadmRun) commonChecks(files []string) (errs, warns []preflightCheck)
 		errs = append(errs, preflightCheck{"CRI", "could not connect to the container runtime: validate service connection: validate CRI v1 runtime API for endpoint \"" + containerdSocket + "\": " + err})
 	}
 	if swapOn(r.m) {
-		warns = append(warns, preflightCheck{"Swap", "swap is supported for cgroup v2 only. The kubelet must be properly configured to use swap. Please refer to https://kubernetes.io/docs/concepts/architecture/nodes/#swap-memory, or disable swap on the node"})
+		warns = append(warns, preflightCheck{"Swap", "swap is enabled; production deployments should disable swap unless testing the NodeSwap feature gate of the kubelet"})
 	}
 	if !r.m.Service("kubelet").Enabled {
 		warns = append(warns, preflightCheck{"Service-Kubelet", "kubelet service is not enabled, please run 'systemctl enable kubelet.service'"})

@@ -415,7 +415,8 @@ func (r *kubeadmRun) downloadCerts(c *Cluster, keyHex string) (*Cluster, error) 
 // object stays (kubectl delete node removes it).
 func (r *kubeadmRun) reset() int {
 	if !r.c.Has("--force", "-f") {
-		fmt.Fprint(r.p.Stdout, "[reset] WARNING: Changes made to this host by 'kubeadm init' or 'kubeadm join' will be reverted.\n[reset] Are you sure you want to proceed? [y/N]: ")
+		r.klogWarning("preflight.go:56", "[reset] WARNING: Changes made to this host by 'kubeadm init' or 'kubeadm join' will be reverted.")
+		fmt.Fprint(r.p.Stdout, "[reset] Are you sure you want to proceed? [y/N]: ")
 		line, _ := bufio.NewReader(r.p.Stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 			return r.fail("preflight", "won't proceed; the user didn't answer (Y|y) in order to continue")
@@ -428,14 +429,15 @@ func (r *kubeadmRun) reset() int {
 	r.out("[preflight] Running pre-flight checks")
 	mb := r.w.memberOf(r.m)
 	etcdLocal := r.m.Server().FS().Exists(manifestsDir + "/etcd.yaml")
-	if mb != nil && mb.controlPlane && etcdLocal {
-		if mb.cluster.removeEtcdMemberByName(mb.node) {
-			r.out("[reset] Removed etcd member %s from the etcd cluster", mb.node)
-		} else {
-			r.klogWarning("removeetcdmember.go:106", "[reset] Failed to remove etcd member: etcdserver: member not found, please manually remove this etcd member using etcdctl")
+	if etcdLocal {
+		// phases/reset/removeetcdmember.go: through the cluster's API
+		// and etcd, the member of this node is removed; without them,
+		// a warning.
+		if mb == nil || !mb.controlPlane || !mb.cluster.removeEtcdMemberByName(mb.node) {
+			r.klogWarning("removeetcdmember.go:106", "[reset] No kubeadm config, using etcd pod spec to get data directory")
 		}
-	} else if etcdLocal {
-		r.klogWarning("removeetcdmember.go:106", "[reset] Failed to remove etcd member: the etcd cluster is not reachable, please manually remove this etcd member using etcdctl")
+		r.removeContents(etcdDataDir)
+		r.out("[reset] Deleted contents of the etcd data directory: %s", etcdDataDir)
 	}
 	r.out("[reset] Stopping the kubelet service")
 	q := *r.p
@@ -443,9 +445,6 @@ func (r *kubeadmRun) reset() int {
 	q.Exec(r.ctx, "systemctl", "stop", "kubelet")
 	r.out("[reset] Unmounting mounted directories in %q", kubeletDir)
 	dirs := []string{manifestsDir, kubeletDir, pkiDir}
-	if etcdLocal || (mb != nil && mb.controlPlane) {
-		dirs = append(dirs, etcdDataDir)
-	}
 	r.out("[reset] Deleting contents of directories: [%s]", strings.Join(dirs, " "))
 	for _, d := range dirs {
 		r.removeContents(d)
@@ -457,11 +456,16 @@ func (r *kubeadmRun) reset() int {
 	}
 	r.w.setMember(r.m, nil)
 	r.out("")
-	r.out("The reset process does not perform cleanup of CNI plugin configuration,")
-	r.out("network filtering rules and kubeconfig files.")
+	r.out("The reset process does not clean CNI configuration. To do so, you must remove /etc/cni/net.d")
 	r.out("")
-	r.out("For information on how to perform this cleanup manually, please see:")
-	r.out("    https://k8s.io/docs/reference/setup-tools/kubeadm/kubeadm-reset/")
+	r.out("The reset process does not reset or clean up iptables rules or IPVS tables.")
+	r.out("If you wish to reset iptables, you must do so manually by using the \"iptables\" command.")
+	r.out("")
+	r.out("If your cluster was setup to utilize IPVS, run ipvsadm --clear (or similar)")
+	r.out("to reset your system's IPVS tables.")
+	r.out("")
+	r.out("The reset process does not clean your kubeconfig files and you must remove them manually.")
+	r.out("Please, check the contents of the $HOME/.kube/config file.")
 	return 0
 }
 

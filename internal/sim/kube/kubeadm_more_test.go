@@ -115,7 +115,7 @@ func TestResetAndReinit(t *testing.T) {
 		t.Fatalf("etcd: %+v", c.EtcdMembers())
 	}
 	out := m2.mustRun(true, "kubeadm reset --force")
-	wantContains(t, "reset", out, "[reset] Stopping the kubelet service", "[reset] Deleting contents of directories: [/etc/kubernetes/manifests /var/lib/kubelet /etc/kubernetes/pki /var/lib/etcd]")
+	wantContains(t, "reset", out, "[reset] Deleted contents of the etcd data directory: /var/lib/etcd", "[reset] Stopping the kubelet service", "[reset] Deleting contents of directories: [/etc/kubernetes/manifests /var/lib/kubelet /etc/kubernetes/pki]")
 	if members := c.EtcdMembers(); len(members) != 1 || members[0].Name != "master-10-0-4-5" {
 		t.Errorf("etcd after reset: %+v", members)
 	}
