@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
 
@@ -424,5 +425,70 @@ func TestConcurrentJoins(t *testing.T) {
 	nodes, _ = c.Nodes(e.ctx)
 	if r := readyOf(nodeByName(nodes, "worker-10-0-11-20")); r.Status != corev1.ConditionUnknown || r.Message != "Kubelet stopped posting node status." {
 		t.Errorf("forgotten node: %+v", r)
+	}
+}
+
+// A healed VM: the old machine is gone, a new one joins under the same
+// node name and address; the Node turns Ready again, deterministically.
+func TestHealedMachineTakesTheNodeOver(t *testing.T) {
+	e := newEnv(t)
+	m1 := e.node("master1", "10.0.12.5")
+	w1 := e.node("worker1", "10.0.12.20")
+	m1.initMaster("10.0.12.5:6443")
+	tok, hash := m1.token(), m1.caHash()
+	if r := w1.join("10.0.12.5:6443", tok, hash, false, ""); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	c := e.w.ClusterOf(m1.Machine)
+	cniDaemonSet(t, e, c)
+	e.w.Forget(w1.Machine)
+	e2 := &env{t: t, ctx: e.ctx, net: &containers.StaticNetwork{}, w: e.w}
+	e2.net.AddMachine("10.0.12.5", m1.Machine)
+	w2 := e2.node("worker1", "10.0.12.20")
+	if r := w2.join("10.0.12.5:6443", m1.token(), hash, false, ""); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	for range 5 {
+		nodes, err := c.Nodes(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := readyOf(nodeByName(nodes, "worker-10-0-12-20")); r.Status != corev1.ConditionTrue {
+			t.Fatalf("healed node: %+v", r)
+		}
+	}
+}
+
+// The check script of kubeadm's HA guide (a file that curls the local
+// HAProxy) with a negative weight: a failing check lowers the priority
+// below the other master's instead of giving the VIP up.
+func TestKeepalivedCurlCheckWithWeight(t *testing.T) {
+	e := newEnv(t)
+	const vip = "10.0.13.100"
+	a := e.node("master1", "10.0.13.5", nodeOpts{extraPkgs: []string{"haproxy", "keepalived"}})
+	b := e.node("master2", "10.0.13.6", nodeOpts{extraPkgs: []string{"haproxy", "keepalived"}})
+	check := "#!/bin/sh\nerrorExit() { echo \"*** $*\" 1>&2; exit 1; }\ncurl -sfk --max-time 2 https://localhost:16443/healthz -o /dev/null || errorExit \"Error GET https://localhost:16443/healthz\"\n"
+	for i, n := range []*node{a, b} {
+		n.write("/etc/keepalived/check_apiserver.sh", check, 0o755)
+		conf := strings.Replace(keepalivedConf(vip, 101-6*i), `script "/usr/bin/systemctl is-active --quiet haproxy.service"`, "script \"/etc/keepalived/check_apiserver.sh\"\n\tweight -10", 1)
+		n.write("/etc/keepalived/keepalived.conf", conf, 0o644)
+		n.write("/etc/haproxy/haproxy.cfg", haproxyCfg("10.0.13.5", "10.0.13.6"), 0o644)
+		n.mustRun(true, "keepalived -t -f /etc/keepalived/keepalived.conf && systemctl restart haproxy keepalived")
+	}
+	// No API server yet: both checks fail, 91 against 85.
+	if e.w.VIPHolder(vip) != a.Machine {
+		t.Fatal("want master1 with both checks failing")
+	}
+	a.write("/etc/kubernetes/mgmtkit/init.yaml", initYAML("master-10-0-13-5", "10.0.13.5", vip+":16443", ""), 0o600)
+	a.mustRun(true, "kubeadm init --config /etc/kubernetes/mgmtkit/init.yaml --upload-certs")
+	if r := b.join(vip+":16443", a.token(), a.caHash(), true, certKey); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	a.mustRun(true, "systemctl stop haproxy")
+	if e.w.VIPHolder(vip) != b.Machine {
+		t.Error("master1's failing check (101-10) did not hand the VIP to master2 (95)")
+	}
+	if _, err := e.w.Dial(a.Machine, vip+":16443"); err != nil {
+		t.Errorf("the VIP through master2: %v", err)
 	}
 }
