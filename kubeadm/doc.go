@@ -33,9 +33,9 @@
 //	instantiate_end  prepare → containerd → extensions → packages →
 //	                 (HAProxy, keepalived) → init → CNI → masters join one
 //	                 at a time, workers in parallel → VIM credentials
-//	scale_start      the SCALE_IN's victims drained, deleted, reset
+//	scale_start      the SCALE_IN's victims drained, reset, deleted
 //	scale_end        the SCALE_OUT's new workers built and joined
-//	heal_start       a worker drained, deleted, reset; a master also out
+//	heal_start       a worker drained, reset, deleted; a master also out
 //	                 of HAProxy and etcd; the entire VNF: VIM revoked
 //	heal_end         the new VMs built and joined (a master back into
 //	                 HAProxy); the entire VNF: instantiate_end again

@@ -81,10 +81,11 @@ type Hooks struct {
 	// after it joins; [DefaultReadyTimeout] when 0.
 	ReadyTimeout time.Duration
 	// ForceDrain removes a node whose drain cannot finish (pods a
-	// PodDisruptionBudget protects, pods no controller manages) by
-	// draining it with --force and then deleting it anyway. Off: such a
-	// drain fails the hook with a [*DrainError] naming the pods, and the
-	// node stays in the cluster, cordoned.
+	// PodDisruptionBudget protects, pods no controller manages): it is
+	// drained with --force (unmanaged pods deleted) and, when the drain
+	// still fails, deleted anyway, the failure reported in the step's
+	// result. Off: such a drain fails the hook with a [*DrainError]
+	// naming the pods, and the node stays in the cluster, cordoned.
 	ForceDrain bool
 	// InstallScript opts in to the reference's compatibility mode: when
 	// script_path is set, the package's install script
@@ -186,7 +187,7 @@ func (c *Hooks) Forget(hook lcm.Hook, op Op) *lcm.HookResult {
 // ScaleIn removes the workers a SCALE_IN of worker_node's aspect will
 // delete (scale_start): the members Heat removes first, each cordoned and
 // drained (one at a time, so that no node receives pods it is about to
-// lose too), deleted from the cluster, reset when still reachable, and
+// lose too), reset when still reachable, deleted from the cluster, and
 // dropped from the other nodes' /etc/hosts block. Another aspect, or a
 // SCALE_OUT, is not this hook's business: an empty result.
 func (c *Hooks) ScaleIn(ctx context.Context, hook lcm.Hook, op Op, req lcm.ScaleVnfRequest) (*lcm.HookResult, error) {
@@ -229,10 +230,11 @@ func (c *Hooks) scales(op Op, req lcm.ScaleVnfRequest, t lcm.ScaleType) bool {
 }
 
 // HealStart removes the nodes a heal replaces (heal_start): a worker is
-// drained, deleted and reset as at scale-in; a master (the cluster must
+// drained, reset and deleted as at scale-in; a master (the cluster must
 // keep at least one) is first taken out of every other master's HAProxy
-// backends, then drained, deleted, its etcd member removed (found by
-// name, removed by ID) and reset. The entire VNF (no vnfcInstanceId):
+// backends, then drained, reset (which removes its etcd member when the
+// VM answers), deleted, and its etcd member removed if still there
+// (found by name, removed by ID). The entire VNF (no vnfcInstanceId):
 // [Hooks.Revoke]. VNFCs that are not Kubernetes nodes (the storage server)
 // are ignored.
 func (c *Hooks) HealStart(ctx context.Context, hook lcm.Hook, op Op, req lcm.HealVnfRequest) (*lcm.HookResult, error) {
@@ -521,7 +523,9 @@ func (r *run) join(ctx context.Context, k Kubectl, cp lcm.Node, nodes []lcm.Node
 			return err
 		}
 	}
-	return r.onNodes(ctx, StepJoinWorker, workers, joinOne(false))
+	// Best effort: a worker that fails to join does not cut the others'
+	// joins short, which would leave them half-joined.
+	return r.onNodes(ctx, StepJoinWorker, workers, joinOne(false), lcm.WithPolicy(lcm.BestEffort))
 }
 
 // addNodes builds and joins nodes that replace or add to the cluster
@@ -559,7 +563,7 @@ func (r *run) addNodes(ctx context.Context, nodes []lcm.Node) error {
 	return nil
 }
 
-// removeWorkers drains, deletes and resets workers, then drops them from
+// removeWorkers drains, resets and deletes workers, then drops them from
 // the other nodes' /etc/hosts block.
 func (r *run) removeWorkers(ctx context.Context, targets []lcm.Node) error {
 	if len(targets) == 0 {
@@ -570,17 +574,17 @@ func (r *run) removeWorkers(ctx context.Context, targets []lcm.Node) error {
 	if err != nil {
 		return err
 	}
-	if err := r.drainAndDelete(ctx, k, targets); err != nil {
+	if err := r.drain(ctx, k, targets); err != nil {
 		return err
 	}
-	if err := r.reset(ctx, targets); err != nil {
+	if err := r.remove(ctx, k, targets); err != nil {
 		return err
 	}
 	return r.hosts(ctx, rest.Nodes(), rest)
 }
 
 // removeMasters takes masters out of the cluster for a heal: out of the
-// other masters' HAProxy backends, drained, deleted, out of etcd, reset;
+// other masters' HAProxy backends, drained, reset, deleted, out of etcd;
 // then out of the other nodes' /etc/hosts block.
 func (r *run) removeMasters(ctx context.Context, targets []lcm.Node) error {
 	rest := r.topo.Without(targets)
@@ -598,34 +602,74 @@ func (r *run) removeMasters(ctx context.Context, targets []lcm.Node) error {
 			return err
 		}
 	}
-	if err := r.drainAndDelete(ctx, k, targets); err != nil {
+	if err := r.drain(ctx, k, targets); err != nil {
 		return err
 	}
+	if err := r.remove(ctx, k, targets); err != nil {
+		return err
+	}
+	// kubeadm reset removed the member of a master it reached; the member
+	// of one it could not is removed here, by name.
 	via := NodeName(cp.Role, cp.NICAddress)
 	if err := r.each(ctx, StepRemoveEtcdMember, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
 		return RemoveEtcdMember(ctx, k, via, NodeName(n.Role, n.NICAddress))
 	}, lcm.Limit(1)); err != nil {
 		return err
 	}
-	if err := r.reset(ctx, targets); err != nil {
-		return err
-	}
 	return r.hosts(ctx, rest.Nodes(), rest)
 }
 
-// drainAndDelete drains targets one at a time and deletes them from the
-// cluster. A drain that cannot finish stops here, before any deletion,
-// unless ForceDrain.
-func (r *run) drainAndDelete(ctx context.Context, k Kubectl, targets []lcm.Node) error {
+// drain drains targets one at a time. A drain that cannot finish stops
+// the hook here, before the node is reset or deleted, unless ForceDrain. A node whose kubelet no longer reports (Ready
+// Unknown: the VM a heal replaces is often dead) is not drained: no pod
+// of it could confirm its end, so the drain could only time out. It is
+// deleted, and the pod garbage collector removes its pods, which their
+// controllers re-create elsewhere (kubernetes/kubernetes
+// pkg/controller/podgc: pods bound to a node that no longer exists).
+func (r *run) drain(ctx context.Context, k Kubectl, targets []lcm.Node) error {
 	opts := DrainOptions{Timeout: r.op.Params.Drain(), Force: r.ForceDrain}
-	if err := r.each(ctx, StepDrain, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
-		return DrainNode(ctx, k, NodeName(n.Role, n.NICAddress), opts)
-	}, lcm.Limit(1)); err != nil {
+	return r.each(ctx, StepDrain, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
+		name := NodeName(n.Role, n.NICAddress)
+		node, err := k.Node(ctx, name)
+		if err != nil || node == nil {
+			return lcm.Unchanged, err
+		}
+		if readyStatus(node) == corev1.ConditionUnknown {
+			return lcm.Result{Detail: "not drained: its kubelet stopped reporting (Ready Unknown); deleting the node moves its pods"}, nil
+		}
+		res, err := DrainNode(ctx, k, name, opts)
+		var de *DrainError
+		if r.ForceDrain && errors.As(err, &de) {
+			return res.And(lcm.Changed("drain did not finish, the node is removed anyway (ForceDrain): " + de.Error())), nil
+		}
+		return res, err
+	}, lcm.Limit(1))
+}
+
+// remove takes drained targets out of the cluster in the order kubeadm's
+// documentation gives ("Remove the node"): kubeadm reset on the node,
+// which stops its kubelet (and, on a control plane, removes its etcd
+// member), then the Node object deleted. Deleted first, the node would
+// come back: a running kubelet registers its Node again
+// (pkg/kubelet/kubelet_node_status.go registerWithAPIServer).
+func (r *run) remove(ctx context.Context, k Kubectl, targets []lcm.Node) error {
+	if err := r.reset(ctx, targets); err != nil {
 		return err
 	}
 	return r.each(ctx, StepDeleteNode, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
 		return DeleteNode(ctx, k, NodeName(n.Role, n.NICAddress))
 	})
+}
+
+// readyStatus is the status of a node's Ready condition, Unknown when it
+// has none.
+func readyStatus(n *corev1.Node) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
 }
 
 // reset runs kubeadm reset on the targets that can still be reached; one

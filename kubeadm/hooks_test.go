@@ -243,3 +243,319 @@ func TestInstantiateThreeMasters(t *testing.T) {
 	}
 	_ = first
 }
+
+// kubectl returns kubectl on the first master, over SSH, as the hooks
+// use it.
+func (c *kcluster) kubectl() kubeadm.Kubectl {
+	c.t.Helper()
+	m := c.vnf.HostsWithRole(lcm.RoleMaster)[0]
+	h, err := c.cloud.Connect(c.ctx, m.Node(), "ubuntu", "ubuntu")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { h.Close() })
+	return kubeadm.Kubectl{Host: h}
+}
+
+// webPods returns the pods of the web Deployment by node.
+func (c *kcluster) webPods(k kubeadm.Kubectl) map[string][]string {
+	c.t.Helper()
+	out := map[string][]string{}
+	for name := range c.nodes() {
+		pods, err := k.PodsOn(c.ctx, name)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		for _, p := range pods {
+			if p.Labels["app"] == "web" {
+				out[name] = append(out[name], p.Name)
+			}
+		}
+	}
+	return out
+}
+
+const webManifest = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+spec:
+  replicas: 4
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: web
+        image: registry.k8s.io/pause:3.10
+`
+
+const webPDB = `apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: web
+  namespace: default
+spec:
+  minAvailable: 4
+  selector:
+    matchLabels:
+      app: web
+`
+
+// Scale-out joins the new workers in parallel; scale-in drains the
+// victim (its pods move to the other workers), deletes it and resets
+// it; a PodDisruptionBudget that forbids the drain fails scale-in with
+// the blocking pods named and the node kept, cordoned, until the caller
+// forces it.
+func TestScaleOutAndIn(t *testing.T) {
+	c := newKCluster(t, sim.ClusterShape{Masters: 1, Workers: 1, MinWorkers: 1})
+	c.instantiate()
+	aspect := c.op.Params.WorkerNode.AspectID
+
+	before := c.vnf.Instance()
+	if _, err := c.vnf.ScaleOut(aspect, 2); err != nil {
+		t.Fatal(err)
+	}
+	out := lcm.ScaleVnfRequest{Type: lcm.ScaleOut, AspectID: aspect, NumberOfSteps: 2}
+	op := c.op
+	op.Instance = before
+	res, err := c.hooks.ScaleOut(c.ctx, lcm.ScaleEnd, op, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.assertNodes()
+	for _, s := range res.Steps {
+		if s.Step == kubeadm.StepJoinWorker && len(s.Hosts) != 2 {
+			t.Errorf("scale-out joined %d workers, want the 2 new ones", len(s.Hosts))
+		}
+	}
+
+	k := c.kubectl()
+	if _, err := k.Apply(c.ctx, []byte(webManifest)); err != nil {
+		t.Fatal(err)
+	}
+	hc, err := c.cloud.HeatClient(c.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := lcm.ScaleVnfRequest{Type: lcm.ScaleIn, AspectID: aspect, NumberOfSteps: 1}
+	victims, err := hc.ScaleInTargets(c.ctx, c.vnf.StackID(), c.op.Params.WorkerNode.Group(lcm.RoleWorker), in)
+	if err != nil || len(victims) != 1 {
+		t.Fatalf("victims %v, %v", victims, err)
+	}
+	victim := kubeadm.NodeName(lcm.RoleWorker, victims[0].NICAddress)
+	if len(c.webPods(k)[victim]) == 0 {
+		t.Fatalf("no web pod on %s to move: %v", victim, c.webPods(k))
+	}
+	c.op.Instance = c.vnf.Instance()
+	if _, err := c.hooks.ScaleIn(c.ctx, lcm.ScaleStart, c.op, in); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.nodes()[victim]; ok {
+		t.Errorf("%s is still in the cluster", victim)
+	}
+	pods := c.webPods(k)
+	n := 0
+	for _, ps := range pods {
+		n += len(ps)
+	}
+	if n != 4 || len(pods[victim]) != 0 {
+		t.Errorf("web pods after scale-in: %v", pods)
+	}
+	vm := c.cloud.HostByServer(victims[0].ServerID)
+	if vm.FS().Exists("/etc/kubernetes/kubelet.conf") {
+		t.Error("the removed worker was not reset")
+	}
+	if _, err := c.vnf.ScaleIn(aspect, victims[0].Resource); err != nil {
+		t.Fatal(err)
+	}
+	c.assertNodes()
+
+	// A budget that allows no disruption.
+	if _, err := k.Apply(c.ctx, []byte(webPDB)); err != nil {
+		t.Fatal(err)
+	}
+	c.op.Instance = c.vnf.Instance()
+	victims, err = hc.ScaleInTargets(c.ctx, c.vnf.StackID(), c.op.Params.WorkerNode.Group(lcm.RoleWorker), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim = kubeadm.NodeName(lcm.RoleWorker, victims[0].NICAddress)
+	_, err = c.hooks.ScaleIn(c.ctx, lcm.ScaleStart, c.op, in)
+	var de *kubeadm.DrainError
+	if !errors.As(err, &de) || de.Node != victim || len(de.Pods) == 0 || !strings.HasPrefix(de.Pods[0], "default/web-") {
+		t.Fatalf("scale-in under a PDB: %v, want a DrainError naming the web pods of %s", err, victim)
+	}
+	node, ok := c.nodes()[victim]
+	if !ok || !node.Spec.Unschedulable {
+		t.Errorf("%s after a blocked drain: present %v, cordoned %v", victim, ok, node.Spec.Unschedulable)
+	}
+	c.hooks.ForceDrain = true
+	if _, err := c.hooks.ScaleIn(c.ctx, lcm.ScaleStart, c.op, in); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.nodes()[victim]; ok {
+		t.Errorf("%s is still in the cluster after a forced scale-in", victim)
+	}
+}
+
+// heal runs heal_start, has Heat replace the VM of h (new addresses),
+// and runs heal_end, as the VNFM does.
+func (c *kcluster) heal(h *sim.Host) error {
+	c.t.Helper()
+	inst := c.vnf.Instance()
+	req := lcm.HealVnfRequest{VnfcInstanceID: []string{vnfcOf(inst, h.ServerID)}}
+	c.op.Instance = inst
+	if _, err := c.hooks.HealStart(c.ctx, lcm.HealStart, c.op, req); err != nil {
+		return err
+	}
+	if _, err := c.vnf.Heal(h.ServerID, sim.HealOptions{NewAddresses: true}); err != nil {
+		c.t.Fatal(err)
+	}
+	c.op.Instance = c.vnf.Instance()
+	_, err := c.hooks.HealEnd(c.ctx, lcm.HealEnd, c.op, req)
+	return err
+}
+
+func vnfcOf(inst *lcm.VnfInstance, server string) string {
+	for _, v := range inst.InstantiatedVnfInfo.VnfcResourceInfo {
+		if v.ComputeResource.ResourceID == server {
+			return v.ID
+		}
+	}
+	return ""
+}
+
+// Heal of a worker and of a master of three, each VM replaced with new
+// addresses: the old nodes are gone from the cluster, from etcd and from
+// every HAProxy; the new ones are Ready members; every node's /etc/hosts
+// block names exactly the nodes there are.
+func TestHealWorkerAndMaster(t *testing.T) {
+	c := newKCluster(t, sim.ClusterShape{Masters: 3, Workers: 2})
+	c.instantiate()
+	for _, role := range []lcm.Role{lcm.RoleWorker, lcm.RoleMaster} {
+		hs := c.vnf.HostsWithRole(role)
+		old := hs[len(hs)-1]
+		oldName := kubeadm.NodeName(role, old.NICAddress)
+		if err := c.heal(old); err != nil {
+			t.Fatalf("heal of the %s: %v", role, err)
+		}
+		c.assertNodes()
+		if _, ok := c.nodes()[oldName]; ok {
+			t.Errorf("%s is still a node after its heal", oldName)
+		}
+		if got, want := c.etcdMembers(), c.mastersNames(); !slices.Equal(got, want) {
+			t.Errorf("after the %s's heal: etcd members %v, want %v", role, got, want)
+		}
+		for _, m := range c.vnf.HostsWithRole(lcm.RoleMaster) {
+			cfg, err := m.FS().ReadFile("/etc/haproxy/haproxy.cfg")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, mm := range c.vnf.HostsWithRole(lcm.RoleMaster) {
+				if !strings.Contains(string(cfg), mm.NICAddress+":6443") {
+					t.Errorf("%s's HAProxy lacks master %s", m.Resource, mm.NICAddress)
+				}
+			}
+			if role == lcm.RoleMaster && strings.Contains(string(cfg), old.NICAddress+":6443") {
+				t.Errorf("%s's HAProxy still has the old master %s", m.Resource, old.NICAddress)
+			}
+		}
+		for _, h := range c.vnf.Hosts() {
+			hosts, err := h.FS().ReadFile("/etc/hosts")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(hosts), oldName) {
+				t.Errorf("%s's /etc/hosts still names %s", h.Resource, oldName)
+			}
+		}
+	}
+	if c.cloud.Machine(c.vnf.VIP()) == nil {
+		t.Error("nobody holds the VIP after the heals")
+	}
+}
+
+// The only master cannot be healed node by node: the error says so and
+// nothing is removed.
+func TestHealOfTheOnlyMasterIsRefused(t *testing.T) {
+	c := newKCluster(t, sim.ClusterShape{Masters: 1, Workers: 1})
+	c.instantiate()
+	m := c.vnf.HostsWithRole(lcm.RoleMaster)[0]
+	inst := c.vnf.Instance()
+	c.op.Instance = inst
+	_, err := c.hooks.HealStart(c.ctx, lcm.HealStart, c.op, lcm.HealVnfRequest{VnfcInstanceID: []string{vnfcOf(inst, m.ServerID)}})
+	if err == nil || !strings.Contains(err.Error(), "entire") {
+		t.Fatalf("heal of the only master: %v, want an error pointing at an entire heal", err)
+	}
+	c.assertNodes()
+}
+
+// An entire heal: heal_start revokes the VIM credentials on the old
+// cluster, Heat replaces every VM, heal_end builds a new cluster from the
+// stored parameters.
+func TestHealEntire(t *testing.T) {
+	c := newKCluster(t, sim.ClusterShape{Masters: 1, Workers: 1})
+	c.instantiate()
+	res, err := c.hooks.HealStart(c.ctx, lcm.HealStart, c.op, lcm.HealVnfRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.RemoveVimConnections, []string{"kubernetes_vim"}) {
+		t.Errorf("heal_start removes %v", res.RemoveVimConnections)
+	}
+	for _, h := range c.vnf.Hosts() {
+		if _, err := c.vnf.Heal(h.ServerID, sim.HealOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.op.Instance = c.vnf.Instance()
+	res, err = c.hooks.HealEnd(c.ctx, lcm.HealEnd, c.op, lcm.HealVnfRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.assertNodes()
+	if len(res.AddVimConnections) != 1 {
+		t.Errorf("heal_end adds %v", res.AddVimConnections)
+	}
+}
+
+// The connection to the second worker drops while it joins: the hook
+// fails naming it; run again, it converges, and nothing is joined twice.
+func TestJoinFaultThenRerunConverges(t *testing.T) {
+	c := newKCluster(t, sim.ClusterShape{Masters: 1, Workers: 2})
+	w := c.vnf.HostsWithRole(lcm.RoleWorker)[1]
+	w.SSH.FailProgram("kubeadm", 1, 1, "error execution phase preflight: couldn't validate the identity of the API Server: connection refused")
+	res, err := c.hooks.Instantiate(c.ctx, lcm.InstantiateEnd, c.op)
+	if err == nil {
+		t.Fatal("the first run passed")
+	}
+	last := res.Steps[len(res.Steps)-1]
+	if last.Step != kubeadm.StepJoinWorker || len(last.Hosts) != 2 {
+		t.Fatalf("first run ended in %+v", last)
+	}
+	for _, h := range last.Hosts {
+		switch {
+		case h.Host == w.Resource && (h.Err == nil || !strings.Contains(h.Err.Error(), "connection refused")):
+			t.Errorf("%s: %v, want kubeadm's failure", h.Host, h.Err)
+		case h.Host != w.Resource && h.Err != nil:
+			t.Errorf("the other worker's join was cut short: %v", h.Err)
+		}
+	}
+	c.instantiate()
+	c.assertNodes()
+	joins := 0
+	for _, e := range w.SSH.Transcript() {
+		if strings.Contains(e.Command, "kubeadm join") {
+			joins++
+		}
+	}
+	if joins != 2 {
+		t.Errorf("%s ran kubeadm join %d times, want the failed one and one more", w.Resource, joins)
+	}
+}
