@@ -32,7 +32,9 @@ func (m *MemoryAPI) reconcileLocked() {
 		m.nodeIPAMLocked()
 		m.nodeLifecycleLocked()
 		m.podGCLocked()
+		m.terminatingPodsLocked()
 		m.tokensLocked()
+		m.tokenCleanerLocked()
 		m.deploymentsLocked()
 		m.replicaSetsLocked()
 		m.daemonSetsLocked()
@@ -41,6 +43,7 @@ func (m *MemoryAPI) reconcileLocked() {
 		m.deploymentsStatusLocked()
 		m.daemonSetsStatusLocked()
 		m.disruptionLocked()
+		m.volumesLocked()
 		if m.rv == before {
 			return
 		}
@@ -119,7 +122,10 @@ const (
 // condition, as pkg/controller/nodelifecycle/node_lifecycle_controller.go
 // doNoScheduleTaintingPass does: Ready False → not-ready, Unknown →
 // unreachable, True → neither. A node without a Ready condition keeps
-// the taints it has (the kubelet registers a node tainted not-ready).
+// the taints it has: the kubelet registers a node without one
+// (pkg/kubelet/kubelet_node_status.go initialNode) and reports its Ready
+// condition right after; the grace period after which the controller
+// would mark a silent node Unknown does not pass here.
 func (m *MemoryAPI) nodeLifecycleLocked() {
 	for _, n := range m.nodes() {
 		var want string
@@ -346,7 +352,7 @@ func (m *MemoryAPI) replicaSetsLocked() {
 		if len(pods) > want {
 			sort.SliceStable(pods, func(i, j int) bool { return deleteFirst(pods[i], pods[j]) })
 			for _, p := range pods[:len(pods)-want] {
-				_ = m.deleteLocked(KindPod, p.Namespace, p.Name)
+				_ = m.deletePodLocked(p.Namespace, p.Name)
 			}
 		}
 	}
@@ -464,7 +470,7 @@ func (m *MemoryAPI) daemonSetsLocked() {
 			run[n.Name] = true
 			if len(byNode[n.Name]) > 0 {
 				for _, extra := range byNode[n.Name][1:] {
-					_ = m.deleteLocked(KindPod, extra.Namespace, extra.Name)
+					_ = m.deletePodLocked(extra.Namespace, extra.Name)
 				}
 				continue
 			}
@@ -484,7 +490,7 @@ func (m *MemoryAPI) daemonSetsLocked() {
 		for node, pods := range byNode {
 			if !run[node] {
 				for _, p := range pods {
-					_ = m.deleteLocked(KindPod, p.Namespace, p.Name)
+					_ = m.deletePodLocked(p.Namespace, p.Name)
 				}
 			}
 		}
@@ -704,7 +710,10 @@ func (m *MemoryAPI) markUnschedulable(p *corev1.Pod, n int, reasons map[string]i
 	if len(parts) > 0 {
 		msg += ": " + strings.Join(parts, ", ")
 	}
-	msg += "."
+	// The default preemption plugin adds its verdict
+	// (pkg/scheduler/framework/preemption: no victim would help a pod
+	// that fails filters other than resources).
+	msg += fmt.Sprintf(". preemption: 0/%d nodes are available: %d Preemption is not helpful for scheduling.", n, n)
 	cond := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: msg}
 	for i, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled {

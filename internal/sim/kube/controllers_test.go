@@ -5,12 +5,14 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -127,7 +129,7 @@ func TestUnschedulableWithoutWorkers(t *testing.T) {
 		t.Fatalf("pod scheduled on a tainted master: %+v", p.Spec.NodeName)
 	}
 	msg := p.Status.Conditions[0].Message
-	if want := "0/1 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }."; msg != want {
+	if want := "0/1 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."; msg != want {
 		t.Errorf("message %q, want %q", msg, want)
 	}
 	// A worker arriving gets the pod.
@@ -362,7 +364,9 @@ func TestServiceAccountTokenAndRBAC(t *testing.T) {
 }
 
 func TestBootstrapToken(t *testing.T) {
-	m := newTestAPI(t)
+	now := new(time.Time)
+	*now = time.Date(2026, 11, 23, 16, 0, 0, 0, time.UTC)
+	m := NewMemoryAPI(MemoryOptions{Now: func() time.Time { return *now }})
 	ctx := context.Background()
 	mk := func(id, exp string) {
 		t.Helper()
@@ -381,7 +385,7 @@ func TestBootstrapToken(t *testing.T) {
 		}
 	}
 	mk("abcdef", "2026-11-23T17:00:00Z")
-	mk("zzzzzz", "2026-11-23T15:00:00Z")
+	mk("zzzzzz", "2026-11-23T16:00:01Z")
 	user, groups, err := m.Authenticate(ctx, "abcdef.0123456789abcdef")
 	if err != nil || user != "system:bootstrap:abcdef" || strings.Join(groups, ",") != "system:bootstrappers,system:bootstrappers:kubeadm:default-node-token,system:authenticated" {
 		t.Errorf("bootstrap token: %q %v %v", user, groups, err)
@@ -389,8 +393,27 @@ func TestBootstrapToken(t *testing.T) {
 	if _, _, err := m.Authenticate(ctx, "abcdef.0123456789abcdeX"); !apierrors.IsUnauthorized(err) {
 		t.Errorf("wrong secret: %v", err)
 	}
+	if _, _, err := m.Authenticate(ctx, "zzzzzz.0123456789abcdef"); err != nil {
+		t.Errorf("token expiring in a second: %v", err)
+	}
+	// Time passes: the token no longer authenticates, and the token
+	// cleaner deletes it (and what it owns) on the next write.
+	*now = now.Add(2 * time.Second)
 	if _, _, err := m.Authenticate(ctx, "zzzzzz.0123456789abcdef"); !apierrors.IsUnauthorized(err) {
 		t.Errorf("expired token: %v", err)
+	}
+	tok, _ := m.Get(ctx, KindSecret, "kube-system", "bootstrap-token-zzzzzz")
+	ref := metav1.OwnerReference{APIVersion: "v1", Kind: "Secret", Name: tok.GetName(), UID: tok.GetUID()}
+	if _, err := m.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "kubeadm-certs", Namespace: "kube-system", OwnerReferences: []metav1.OwnerReference{ref}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"bootstrap-token-zzzzzz", "kubeadm-certs"} {
+		if _, err := m.Get(ctx, KindSecret, "kube-system", n); !apierrors.IsNotFound(err) {
+			t.Errorf("%s after expiry: %v", n, err)
+		}
+	}
+	if _, err := m.Get(ctx, KindSecret, "kube-system", "bootstrap-token-abcdef"); err != nil {
+		t.Errorf("unexpired token: %v", err)
 	}
 }
 
@@ -508,5 +531,57 @@ func TestFlannelNeedsPodCIDR(t *testing.T) {
 	}
 	if ok, err := PodNetworkReady(ctx, m, "a"); !ok || err != nil {
 		t.Errorf("flannel with a podCIDR: %v %v", ok, err)
+	}
+}
+
+func TestPersistentVolumeBinding(t *testing.T) {
+	m := newTestAPI(t)
+	ctx := context.Background()
+	pv := func(name, size string) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)},
+				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+				PersistentVolumeSource:        corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{Server: "10.0.0.9", Path: "/volume/nfs/" + name}},
+			},
+		}
+	}
+	for _, v := range []*corev1.PersistentVolume{pv("big", "5Gi"), pv("small", "1Gi")} {
+		if _, err := m.Create(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	phase := func(name string) corev1.PersistentVolumePhase {
+		o, _ := m.Get(ctx, KindPersistentVolume, "", name)
+		return o.(*corev1.PersistentVolume).Status.Phase
+	}
+	if phase("big") != corev1.VolumeAvailable || phase("small") != corev1.VolumeAvailable {
+		t.Fatalf("phases %s %s", phase("big"), phase("small"))
+	}
+	claim := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			StorageClassName: new(string),
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("512Mi")}},
+		},
+	}
+	if _, err := m.Create(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	o, _ := m.Get(ctx, KindPersistentVolumeClaim, "default", "data")
+	if c := o.(*corev1.PersistentVolumeClaim); c.Spec.VolumeName != "small" || c.Status.Phase != corev1.ClaimBound {
+		t.Errorf("claim %s %s", c.Spec.VolumeName, c.Status.Phase)
+	}
+	if phase("small") != corev1.VolumeBound || phase("big") != corev1.VolumeAvailable {
+		t.Errorf("phases after binding %s %s", phase("small"), phase("big"))
+	}
+	if err := m.Delete(ctx, KindPersistentVolumeClaim, "default", "data"); err != nil {
+		t.Fatal(err)
+	}
+	if phase("small") != corev1.VolumeReleased {
+		t.Errorf("retained volume after its claim went: %s", phase("small"))
 	}
 }

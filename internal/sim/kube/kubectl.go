@@ -47,10 +47,10 @@ type kubectlTool struct {
 
 // KubectlTool returns the fake kubectl: it reads the kubeconfig (the
 // --kubeconfig flag, else $KUBECONFIG, else ~/.kube/config) with the
-// invoking user's permissions, as real kubectl does, and hands its
-// path to resolve (World.ResolveKubeconfig), which returns the API the kubeconfig's server
-// reaches (an error wrapping [ErrNoAPIServer] when nothing answers
-// there). A kubeconfig whose user has a bearer token is authenticated and
+// invoking user's permissions, as real kubectl does, and hands its path
+// to resolve (World.ResolveKubeconfig), which returns the API the
+// kubeconfig's server reaches (an error wrapping [ErrNoAPIServer] when
+// nothing answers there). A kubeconfig whose user has a bearer token is authenticated and
 // authorized through the API on every request; one with a client
 // certificate (kubeadm's admin.conf, whose user is in the
 // kubeadm:cluster-admins group bound to cluster-admin) may do everything.
@@ -441,6 +441,8 @@ var resourceTypes = func() map[string]schema.GroupVersionKind {
 	add(KindDeployment, "deployments", "deployment", "deploy", "deployments.apps", "deployment.apps")
 	add(KindReplicaSet, "replicasets", "replicaset", "rs", "replicasets.apps")
 	add(KindDaemonSet, "daemonsets", "daemonset", "ds", "daemonsets.apps")
+	add(KindPersistentVolume, "persistentvolumes", "persistentvolume", "pv")
+	add(KindPersistentVolumeClaim, "persistentvolumeclaims", "persistentvolumeclaim", "pvc")
 	add(KindPodDisruptionBudget, "poddisruptionbudgets", "poddisruptionbudget", "pdb", "poddisruptionbudgets.policy")
 	add(KindClusterRole, "clusterroles", "clusterrole", "clusterroles.rbac.authorization.k8s.io")
 	add(KindClusterRoleBinding, "clusterrolebindings", "clusterrolebinding", "clusterrolebindings.rbac.authorization.k8s.io")

@@ -66,8 +66,12 @@ func newCluster(t *testing.T) *cluster {
 		},
 	})
 	cat := ubuntu.DefaultCatalog()
-	resolve := func(_ *ubuntu.Machine, kubeconfig string) (kube.API, error) {
-		server, err := kube.KubeconfigServer(kubeconfig)
+	resolve := func(m *ubuntu.Machine, path string) (kube.API, error) {
+		b, err := m.Server().FS().ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		server, err := kube.KubeconfigServer(string(b))
 		if err != nil {
 			return nil, err
 		}
@@ -108,12 +112,12 @@ func newCluster(t *testing.T) *cluster {
 	return c
 }
 
-type result struct {
+type kcResult struct {
 	stdout, stderr string
 	code           int
 }
 
-var anyExit = func() []int {
+var kcAnyExit = func() []int {
 	var out []int
 	for i := 1; i < 256; i++ {
 		out = append(out, i)
@@ -122,14 +126,14 @@ var anyExit = func() []int {
 }()
 
 // kubectl runs sudo kubectl --kubeconfig=/etc/kubernetes/admin.conf ARGS.
-func (c *cluster) kubectl(stdin string, args ...string) result {
+func (c *cluster) kubectl(stdin string, args ...string) kcResult {
 	c.t.Helper()
 	return c.run(true, stdin, append([]string{"kubectl", "--kubeconfig=/etc/kubernetes/admin.conf"}, args...)...)
 }
 
-func (c *cluster) run(sudo bool, stdin string, argv ...string) result {
+func (c *cluster) run(sudo bool, stdin string, argv ...string) kcResult {
 	c.t.Helper()
-	cmd := remote.Cmd{Args: argv, Sudo: sudo, OKExit: anyExit}
+	cmd := remote.Cmd{Args: argv, Sudo: sudo, OKExit: kcAnyExit}
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
@@ -137,7 +141,7 @@ func (c *cluster) run(sudo bool, stdin string, argv ...string) result {
 	if err != nil {
 		c.t.Fatalf("%v: %v", argv, err)
 	}
-	return result{string(out.Stdout), string(out.Stderr), out.ExitCode}
+	return kcResult{string(out.Stdout), string(out.Stderr), out.ExitCode}
 }
 
 // ok runs kubectl and fails the test unless it exits 0.
@@ -583,7 +587,7 @@ type: kubernetes.io/service-account-token
 	if err := c.m.Server().FS().WriteFile("/root/vim.conf", []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	vimctl := func(args ...string) result {
+	vimctl := func(args ...string) kcResult {
 		return c.run(true, "", append([]string{"kubectl", "--kubeconfig=/root/vim.conf"}, args...)...)
 	}
 	r := vimctl("get", "nodes", "-o", "name")
@@ -647,5 +651,153 @@ func TestSampleCNIGivesPodNetwork(t *testing.T) {
 	}
 	if ok, _ := c.api.Authorize(c.ctx, "system:serviceaccount:kube-system:flannel", []string{"system:serviceaccounts"}, "delete", "", "nodes", ""); ok {
 		t.Error("flannel may delete nodes")
+	}
+}
+
+func TestKubectlDrainDeadNode(t *testing.T) {
+	c := newCluster(t)
+	c.node("worker-10-0-0-6", "10.0.0.6", false)
+	c.node("worker-10-0-0-7", "10.0.0.7", false)
+	c.ok(strings.SplitN(webManifest, "---", 2)[0], "apply", "-f", "-")
+	var dead string
+	for _, p := range c.pods("web-") {
+		dead = p.Spec.NodeName
+	}
+	// The kubelet of that node stops reporting: Ready goes Unknown.
+	o, _ := c.api.Get(c.ctx, kube.KindNode, "", dead)
+	n := o.(*corev1.Node)
+	n.Status.Conditions[0].Status = corev1.ConditionUnknown
+	if _, err := c.api.Update(c.ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	var stuck string
+	for _, p := range c.pods("web-") {
+		if p.Spec.NodeName == dead {
+			stuck = p.Name
+		}
+	}
+	r := c.kubectl("", "drain", dead, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=300s")
+	if r.code != 1 || !strings.Contains(r.stderr, fmt.Sprintf("error when waiting for pod %q in namespace \"default\" to terminate: global timeout reached: 5m0s", stuck)) {
+		t.Errorf("drain of a dead node: %+v", r)
+	}
+	if out := c.ok("", "get", "pods"); !strings.Contains(out, stuck+"   1/1     Terminating") {
+		t.Errorf("pods:\n%s", out)
+	}
+	// Its replacement runs on the other worker; deleting the node lets
+	// pod GC remove the stuck pod.
+	running := 0
+	for _, p := range c.pods("web-") {
+		if p.DeletionTimestamp == nil && p.Spec.NodeName != dead {
+			running++
+		}
+	}
+	if running != 2 {
+		t.Errorf("%d web pods running elsewhere", running)
+	}
+	c.ok("", "delete", "node", dead, "--ignore-not-found")
+	if n := len(c.pods("web-")); n != 2 {
+		t.Errorf("%d web pods after deleting the dead node", n)
+	}
+}
+
+func TestKubectlApplyServerFields(t *testing.T) {
+	c := newCluster(t)
+	// As yaml.Marshal of a typed object writes it.
+	m := `apiVersion: v1
+kind: ServiceAccount
+metadata:
+  creationTimestamp: null
+  name: mgmtkit-vim
+  namespace: kube-system
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  annotations:
+    kubernetes.io/service-account.name: mgmtkit-vim
+  creationTimestamp: null
+  name: mgmtkit-vim-token
+  namespace: kube-system
+type: kubernetes.io/service-account-token
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  creationTimestamp: null
+  name: web
+  namespace: default
+spec:
+  selector:
+    matchLabels:
+      app: web
+  strategy: {}
+  template:
+    metadata:
+      creationTimestamp: null
+      labels:
+        app: web
+    spec:
+      containers:
+      - image: nginx:1.27
+        name: nginx
+        resources: {}
+status: {}
+`
+	if out := c.ok(m, "apply", "-f", "-"); strings.Count(out, " created\n") != 3 {
+		t.Errorf("apply: %q", out)
+	}
+	if out := c.ok(m, "apply", "-f", "-"); strings.Count(out, " unchanged\n") != 3 {
+		t.Errorf("second apply: %q", out)
+	}
+	if r := c.kubectl(m, "diff", "-f", "-"); r.code != 0 || r.stdout != "" {
+		t.Errorf("diff: %+v", r)
+	}
+}
+
+func TestKubectlAppliesTheSamplePersistentVolumes(t *testing.T) {
+	c := newCluster(t)
+	for _, n := range []string{"nfs-pv1", "nfs-pv2", "nfs-pv3"} {
+		b, err := fs.ReadFile(samples.VNFPackage(), "Files/kubernetes/"+n+".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := c.ok(string(b), "apply", "-f", "-"); out != "persistentvolume/"+n+" created\n" {
+			t.Errorf("apply %s: %q", n, out)
+		}
+		if out := c.ok(string(b), "apply", "-f", "-"); out != "persistentvolume/"+n+" unchanged\n" {
+			t.Errorf("re-apply %s: %q", n, out)
+		}
+	}
+}
+
+func TestKubectlApplyErrors(t *testing.T) {
+	c := newCluster(t)
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: nope\n"
+	r := c.kubectl(cm, "apply", "-f", "-")
+	if r.code != 1 || r.stderr != "Error from server (NotFound): error when creating \"STDIN\": namespaces \"nope\" not found\n" {
+		t.Errorf("missing namespace: %+v", r)
+	}
+	r = c.kubectl(cm, "apply", "-f", "-", "--namespace=default")
+	if r.code != 1 || !strings.Contains(r.stderr, `the namespace from the provided object "nope" does not match the namespace "default"`) {
+		t.Errorf("namespace mismatch: %+v", r)
+	}
+	r = c.kubectl("metadata:\n  name: x\n", "apply", "-f", "-")
+	if r.code != 1 || !strings.Contains(r.stderr, "error validating data: [apiVersion not set, kind not set]") {
+		t.Errorf("no kind: %+v", r)
+	}
+	r = c.kubectl("", "apply", "-f", "-")
+	if r.code != 1 || r.stderr != "error: no objects passed to apply\n" {
+		t.Errorf("empty manifest: %+v", r)
+	}
+	r = c.kubectl(cm, "diff", "-f", "-")
+	if r.code != 2 {
+		t.Errorf("diff error status: %+v", r)
+	}
+	// The namespace defaults to the context's (default).
+	if out := c.ok("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n", "apply", "-f", "-"); out != "configmap/c created\n" {
+		t.Errorf("apply without namespace: %q", out)
+	}
+	if _, err := c.api.Get(c.ctx, kube.KindConfigMap, "default", "c"); err != nil {
+		t.Error(err)
 	}
 }

@@ -27,7 +27,7 @@ import (
 )
 
 // Kinds of the objects [MemoryAPI] models with behaviour (the others are
-// stored as they come).
+// stored as they come). They are values to read, never to reassign.
 var (
 	// KindNamespace is core/v1 Namespace.
 	KindNamespace = corev1.SchemeGroupVersion.WithKind("Namespace")
@@ -150,8 +150,26 @@ type MemoryOptions struct {
 // *unstructured.Unstructured without behaviour; their scope is guessed
 // from a small table of cluster-scoped kinds.
 //
+// The controllers (each cites what it models): Deployment → ReplicaSet
+// → Pods; DaemonSet → one pod per node it fits; the scheduler (taints and
+// tolerations, cordoned nodes, node selectors and affinity, fewest pods
+// first; a bound pod runs and is Ready at once); the node lifecycle
+// controller's not-ready/unreachable NoSchedule taints; pod GC; node
+// IPAM ([MemoryOptions.ClusterCIDR]); the service account controller and
+// the root CA publisher of every namespace; the token controller and the
+// bootstrap token cleaner; the disruption controller (PodDisruptionBudget
+// status); the persistent volume controller for static volumes. The
+// ServiceAccount admission plugin checks new pods. Pod deletion is
+// graceful: immediate unless the pod's node reports Ready Unknown (its
+// kubelet stopped), where the pod stays Terminating.
+//
 // A cluster has a pod network on a node once a DaemonSet mounting the
 // hostPath /etc/cni/net.d has a pod there: see [PodNetworkReady].
+//
+// Not modelled: watches, patches and subresources other than eviction
+// (Update writes status too), field managers, Services and their
+// endpoints, Jobs, StatefulSets, graceful deletion periods (time does not
+// pass), finalizers, admission beyond service accounts.
 //
 // MemoryAPI is safe for concurrent use.
 type MemoryAPI struct {
@@ -508,7 +526,11 @@ func specChanged(a, b Object) bool {
 func (m *MemoryAPI) Delete(_ context.Context, gvk schema.GroupVersionKind, namespace, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.deleteLocked(gvk, namespace, name); err != nil {
+	del := m.deleteLocked
+	if gvk == KindPod {
+		del = func(_ schema.GroupVersionKind, ns, n string) error { return m.deletePodLocked(ns, n) }
+	}
+	if err := del(gvk, namespace, name); err != nil {
 		return err
 	}
 	m.reconcileLocked()
