@@ -224,7 +224,7 @@ func (r *kubeadmRun) commonChecks(files []string) (errs, warns []preflightCheck)
 		errs = append(errs, preflightCheck{"CRI", "could not connect to the container runtime: validate service connection: validate CRI v1 runtime API for endpoint \"" + containerdSocket + "\": " + err})
 	}
 	if swapOn(r.m) {
-		warns = append(warns, preflightCheck{"Swap", "swap is supported for cgroup v2 only. The kubelet must be properly configured to use swap. Please refer to https://kubernetes.io/docs/concepts/architecture/nodes/#swap-memory, or disable swap on the node"})
+		warns = append(warns, preflightCheck{"Swap", "swap is enabled; production deployments should disable swap unless testing the NodeSwap feature gate of the kubelet"})
 	}
 	if !r.m.Service("kubelet").Enabled {
 		warns = append(warns, preflightCheck{"Service-Kubelet", "kubelet service is not enabled, please run 'systemctl enable kubelet.service'"})
@@ -316,3 +316,22 @@ func (r *kubeadmRun) certificateKey() int {
 
 // now is the world's time (bootstrap token expirations).
 func (r *kubeadmRun) now() time.Time { return r.w.now() }
+
+// kubeletVersionCheck is preflight's KubeletVersionCheck
+// (cmd/kubeadm/app/preflight/checks.go): the installed kubelet must not
+// be of a newer minor than the control plane (init: its
+// kubernetesVersion; join: kubeadm's own version). An error, or nil.
+func kubeletVersionCheck(m *ubuntu.Machine, controlPlane string) *preflightCheck {
+	kv := kubeVersion(m, "kubelet")
+	if kv == "" {
+		return &preflightCheck{"KubeletVersion", "couldn't get kubelet version: cannot execute 'kubelet --version': executable file not found in $PATH"}
+	}
+	var kmaj, kmin, kpat, cmaj, cmin, cpat int
+	fmt.Sscanf(kv, "v%d.%d.%d", &kmaj, &kmin, &kpat)
+	fmt.Sscanf(controlPlane, "v%d.%d.%d", &cmaj, &cmin, &cpat)
+	if kmaj > cmaj || kmin > cmin {
+		return &preflightCheck{"KubeletVersion", fmt.Sprintf("the kubelet version is higher than the control plane version. This is not a supported version skew and may lead to a malfunctional cluster. Kubelet version: %q Control plane version: %q",
+			strings.TrimPrefix(kv, "v"), strings.TrimPrefix(controlPlane, "v"))}
+	}
+	return nil
+}

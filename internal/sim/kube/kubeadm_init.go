@@ -187,8 +187,8 @@ func (r *kubeadmRun) init() int {
 	if entries, _ := r.m.Server().FS().ReadDir(etcdDataDir); len(entries) > 0 && len(errs) == 0 || len(entries) > 0 && errs[0].name != "IsPrivilegedUser" {
 		errs = append(errs, preflightCheck{"DirAvailable--var-lib-etcd", etcdDataDir + " is not empty"})
 	}
-	if kubeVersion(r.m, "kubelet") == "" && (len(errs) == 0 || errs[0].name != "IsPrivilegedUser") {
-		errs = append(errs, preflightCheck{"KubeletVersion", "couldn't get kubelet version: cannot execute 'kubelet --version': executable file not found in $PATH"})
+	if e := kubeletVersionCheck(r.m, pl.version); e != nil && (len(errs) == 0 || errs[0].name != "IsPrivilegedUser") {
+		errs = append(errs, *e)
 	}
 	if !r.preflight("preflight", pl.init.NodeRegistration.IgnorePreflightErrors, errs, warns) {
 		return 1
@@ -301,10 +301,16 @@ func (r *kubeadmRun) writeControlPlane(pl *initPlan) (*Cluster, error) {
 	c := &Cluster{
 		CACert: ca.CertPEM, Endpoint: pl.endpoint, Version: pl.version, world: r.w,
 		ca: ca, etcdCA: etcdCA, frontProxyCA: fpCA, saKey: sa.KeyPEM,
-		saPub:     pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPub}),
-		podSubnet: pl.cluster.Networking.PodSubnet,
+		saPub: pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPub}),
 	}
-	c.API = r.w.newAPI(MemoryOptions{CACert: ca.CertPEM, Now: r.w.now})
+	// kube-controller-manager runs with --allocate-node-cidrs and
+	// --cluster-cidr=podSubnet (staticPods below): the API's node IPAM.
+	opts := MemoryOptions{CACert: ca.CertPEM, Now: r.w.now}
+	first, _, _ := strings.Cut(pl.cluster.Networking.PodSubnet, ",")
+	if p, err := netip.ParsePrefix(first); err == nil {
+		opts.ClusterCIDR = p
+	}
+	c.API = r.w.newAPI(opts)
 	r.out("[certs] Using certificateDir folder %q", pkiDir)
 	r.out("[certs] Generating \"ca\" certificate and key")
 	if _, err := r.writeControlPlaneFiles(c, pl.name, pl.address, pl.port, pl.cluster, pl.kubelet, pl.version); err != nil {

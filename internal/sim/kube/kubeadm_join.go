@@ -72,8 +72,8 @@ func (r *kubeadmRun) join() int {
 		files = append(files, manifestsDir+"/kube-apiserver.yaml", manifestsDir+"/kube-controller-manager.yaml", manifestsDir+"/kube-scheduler.yaml", manifestsDir+"/etcd.yaml")
 	}
 	errs, warns := r.commonChecks(files)
-	if kubeVersion(r.m, "kubelet") == "" && (len(errs) == 0 || errs[0].name != "IsPrivilegedUser") {
-		errs = append(errs, preflightCheck{"KubeletVersion", "couldn't get kubelet version: cannot execute 'kubelet --version': executable file not found in $PATH"})
+	if e := kubeletVersionCheck(r.m, kubeVersion(r.m, "kubeadm")); e != nil && (len(errs) == 0 || errs[0].name != "IsPrivilegedUser") {
+		errs = append(errs, *e)
 	}
 	if !r.preflight("preflight", nr.IgnorePreflightErrors, errs, warns) {
 		return 1
@@ -85,7 +85,7 @@ func (r *kubeadmRun) join() int {
 		return r.fail("preflight", "couldn't validate the identity of the API Server: %v", err)
 	}
 	r.out("[preflight] Reading configuration from the cluster...")
-	if _, err := bootstrapAuth(r.ctx, c.API, tokenID, tokenSecret, r.now()); err != nil {
+	if _, _, err := c.API.Authenticate(r.ctx, bt.Token); err != nil {
 		return r.fail("preflight", "unable to fetch the kubeadm-config ConfigMap: %v", err)
 	}
 	cc, err := clusterConfigOf(r.ctx, c.API)
@@ -95,7 +95,6 @@ func (r *kubeadmRun) join() int {
 	if err := r.nodeNameFree(c, name); err != nil {
 		return r.fail("kubelet-start", "%v", err)
 	}
-	version := kubeVersion(r.m, "kubelet")
 	if cp != nil {
 		if cc.ControlPlaneEndpoint == "" {
 			return r.fail("preflight", "\nOne or more conditions for hosting a new control plane instance is not satisfied.\n\nunable to add a new control plane instance to a cluster that doesn't have a stable controlPlaneEndpoint address\n\nPlease ensure that:\n* The cluster has a stable controlPlaneEndpoint address.\n* The certificates that must be shared among control plane instances are provided.\n")
@@ -152,7 +151,6 @@ func (r *kubeadmRun) join() int {
 		r.out("Run 'kubectl get nodes' to see this node join the cluster.")
 		return 0
 	}
-	_ = version
 	// kubelet-start: the CA, the kubelet's configuration from the
 	// kubelet-config ConfigMap, then the TLS bootstrap gives kubelet.conf
 	// (cmd/kubeadm/app/cmd/phases/join/kubelet.go).
@@ -316,23 +314,6 @@ func tokenExpired(s *corev1.Secret, now time.Time) bool {
 	return err != nil || !now.Before(t)
 }
 
-// bootstrapAuth is the API server's bootstrap token authenticator
-// (plugin/pkg/auth/authenticator/token/bootstrap/bootstrap.go): the
-// Secret bootstrap-token-<id> exists, its secret matches, it has not
-// expired and allows authentication; the user is
-// system:bootstrap:<id>.
-func bootstrapAuth(ctx context.Context, api API, id, secret string, now time.Time) (string, error) {
-	obj, err := api.Get(ctx, KindSecret, "kube-system", "bootstrap-token-"+id)
-	if err != nil {
-		return "", apierrors.NewUnauthorized("Unauthorized")
-	}
-	s := obj.(*corev1.Secret)
-	if string(s.Data["token-secret"]) != secret || tokenExpired(s, now) || string(s.Data["usage-bootstrap-authentication"]) != "true" {
-		return "", apierrors.NewUnauthorized("Unauthorized")
-	}
-	return "system:bootstrap:" + id, nil
-}
-
 // clusterConfigOf reads the ClusterConfiguration kubeadm init uploaded.
 func clusterConfigOf(ctx context.Context, api API) (*kubeadmCluster, error) {
 	obj, err := api.Get(ctx, KindConfigMap, "kube-system", "kubeadm-config")
@@ -434,7 +415,8 @@ func (r *kubeadmRun) downloadCerts(c *Cluster, keyHex string) (*Cluster, error) 
 // object stays (kubectl delete node removes it).
 func (r *kubeadmRun) reset() int {
 	if !r.c.Has("--force", "-f") {
-		fmt.Fprint(r.p.Stdout, "[reset] WARNING: Changes made to this host by 'kubeadm init' or 'kubeadm join' will be reverted.\n[reset] Are you sure you want to proceed? [y/N]: ")
+		r.klogWarning("preflight.go:56", "[reset] WARNING: Changes made to this host by 'kubeadm init' or 'kubeadm join' will be reverted.")
+		fmt.Fprint(r.p.Stdout, "[reset] Are you sure you want to proceed? [y/N]: ")
 		line, _ := bufio.NewReader(r.p.Stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 			return r.fail("preflight", "won't proceed; the user didn't answer (Y|y) in order to continue")
@@ -447,14 +429,15 @@ func (r *kubeadmRun) reset() int {
 	r.out("[preflight] Running pre-flight checks")
 	mb := r.w.memberOf(r.m)
 	etcdLocal := r.m.Server().FS().Exists(manifestsDir + "/etcd.yaml")
-	if mb != nil && mb.controlPlane && etcdLocal {
-		if mb.cluster.removeEtcdMemberByName(mb.node) {
-			r.out("[reset] Removed etcd member %s from the etcd cluster", mb.node)
-		} else {
-			r.klogWarning("removeetcdmember.go:106", "[reset] Failed to remove etcd member: etcdserver: member not found, please manually remove this etcd member using etcdctl")
+	if etcdLocal {
+		// phases/reset/removeetcdmember.go: through the cluster's API
+		// and etcd, the member of this node is removed; without them,
+		// a warning.
+		if mb == nil || !mb.controlPlane || !mb.cluster.removeEtcdMemberByName(mb.node) {
+			r.klogWarning("removeetcdmember.go:106", "[reset] No kubeadm config, using etcd pod spec to get data directory")
 		}
-	} else if etcdLocal {
-		r.klogWarning("removeetcdmember.go:106", "[reset] Failed to remove etcd member: the etcd cluster is not reachable, please manually remove this etcd member using etcdctl")
+		r.removeContents(etcdDataDir)
+		r.out("[reset] Deleted contents of the etcd data directory: %s", etcdDataDir)
 	}
 	r.out("[reset] Stopping the kubelet service")
 	q := *r.p
@@ -462,9 +445,6 @@ func (r *kubeadmRun) reset() int {
 	q.Exec(r.ctx, "systemctl", "stop", "kubelet")
 	r.out("[reset] Unmounting mounted directories in %q", kubeletDir)
 	dirs := []string{manifestsDir, kubeletDir, pkiDir}
-	if etcdLocal || (mb != nil && mb.controlPlane) {
-		dirs = append(dirs, etcdDataDir)
-	}
 	r.out("[reset] Deleting contents of directories: [%s]", strings.Join(dirs, " "))
 	for _, d := range dirs {
 		r.removeContents(d)
@@ -476,11 +456,16 @@ func (r *kubeadmRun) reset() int {
 	}
 	r.w.setMember(r.m, nil)
 	r.out("")
-	r.out("The reset process does not perform cleanup of CNI plugin configuration,")
-	r.out("network filtering rules and kubeconfig files.")
+	r.out("The reset process does not clean CNI configuration. To do so, you must remove /etc/cni/net.d")
 	r.out("")
-	r.out("For information on how to perform this cleanup manually, please see:")
-	r.out("    https://k8s.io/docs/reference/setup-tools/kubeadm/kubeadm-reset/")
+	r.out("The reset process does not reset or clean up iptables rules or IPVS tables.")
+	r.out("If you wish to reset iptables, you must do so manually by using the \"iptables\" command.")
+	r.out("")
+	r.out("If your cluster was setup to utilize IPVS, run ipvsadm --clear (or similar)")
+	r.out("to reset your system's IPVS tables.")
+	r.out("")
+	r.out("The reset process does not clean your kubeconfig files and you must remove them manually.")
+	r.out("Please, check the contents of the $HOME/.kube/config file.")
 	return 0
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -38,23 +39,28 @@ func readyOf(n *corev1.Node) corev1.NodeCondition {
 	return corev1.NodeCondition{}
 }
 
-// cniPod puts a CNI DaemonSet's pod on a node, as a CNI manifest's
-// DaemonSet would once scheduled: the pod network reaches the node.
-func cniPod(t *testing.T, e *env, c *kube.Cluster, node string) {
+// cniDaemonSet applies a CNI DaemonSet (a pod on every node mounting
+// /etc/cni/net.d, tolerating every taint), as a CNI manifest does: the
+// pod network reaches the nodes.
+func cniDaemonSet(t *testing.T, e *env, c *kube.Cluster) {
 	t.Helper()
-	isController := true
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: "kube-system", Name: "kube-flannel-ds-" + node,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "kube-flannel-ds", UID: "u1", Controller: &isController}},
-		},
-		Spec: corev1.PodSpec{
-			NodeName:   node,
-			Containers: []corev1.Container{{Name: "kube-flannel", Image: "flannel"}},
-			Volumes:    []corev1.Volume{{Name: "cni", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc/cni/net.d"}}}},
+	labels := map[string]string{"app": "cni"}
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-cni"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					HostNetwork: true,
+					Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+					Containers:  []corev1.Container{{Name: "cni", Image: "cni:v1"}},
+					Volumes:     []corev1.Volume{{Name: "cni", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc/cni/net.d"}}}},
+				},
+			},
 		},
 	}
-	if _, err := c.API.Create(e.ctx, pod); err != nil {
+	if _, err := c.API.Create(e.ctx, ds); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -134,7 +140,7 @@ func TestInitJoinWorkerAndControlPlane(t *testing.T) {
 	if r := readyOf(wk); r.Status != corev1.ConditionFalse || !strings.Contains(r.Message, "cni plugin not initialized") {
 		t.Errorf("worker Ready before the CNI: %+v", r)
 	}
-	cniPod(t, e, c, "worker-10-0-0-12")
+	cniDaemonSet(t, e, c)
 	nodes, _ = c.Nodes(e.ctx)
 	if r := readyOf(nodeByName(nodes, "worker-10-0-0-12")); r.Status != corev1.ConditionTrue {
 		t.Errorf("worker Ready with the CNI: %+v", r)
@@ -166,7 +172,7 @@ func TestCgroupDriverMismatchIsNotReady(t *testing.T) {
 	m1 := e.node("master1", "10.0.0.5", nodeOpts{cgroupfs: true})
 	m1.initMaster("")
 	c := e.w.ClusterOf(m1.Machine)
-	cniPod(t, e, c, "master-10-0-0-5")
+	cniDaemonSet(t, e, c)
 	nodes, err := c.Nodes(e.ctx)
 	if err != nil {
 		t.Fatal(err)

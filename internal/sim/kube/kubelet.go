@@ -3,10 +3,8 @@ package kube
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"net/netip"
 	"reflect"
 	"slices"
 	"strings"
@@ -234,52 +232,12 @@ func (w *World) newNode(c *Cluster, m *ubuntu.Machine, mb *member) *corev1.Node 
 			},
 		},
 	}
-	if cidr := c.podCIDRFor(mb.node); cidr != "" {
-		n.Spec.PodCIDR, n.Spec.PodCIDRs = cidr, []string{cidr}
-	}
 	return n
 }
 
 func machineID(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:16])
-}
-
-// podCIDRFor is the node IPAM controller's range allocator
-// (pkg/controller/nodeipam/ipam/range_allocator.go, kube-controller-
-// manager --allocate-node-cidrs with kubeadm's --cluster-cidr): the
-// first free /24 of an IPv4 pod subnet ("" without a pod subnet or for
-// IPv6, not modelled). A node keeps its range.
-func (c *Cluster) podCIDRFor(node string) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if cidr, ok := c.podCIDRs[node]; ok {
-		return cidr
-	}
-	first, _, _ := strings.Cut(c.podSubnet, ",")
-	p, err := netip.ParsePrefix(first)
-	if err != nil || !p.Addr().Is4() || p.Bits() > 24 {
-		return ""
-	}
-	if c.podCIDRs == nil {
-		c.podCIDRs = map[string]string{}
-	}
-	used := map[string]bool{}
-	for _, v := range c.podCIDRs {
-		used[v] = true
-	}
-	a4 := p.Masked().Addr().As4()
-	base := binary.BigEndian.Uint32(a4[:])
-	for i := uint32(0); i < 1<<(24-p.Bits()); i++ {
-		var b [4]byte
-		binary.BigEndian.PutUint32(b[:], base+i<<8)
-		cidr := netip.PrefixFrom(netip.AddrFrom4(b), 24).String()
-		if !used[cidr] {
-			c.podCIDRs[node] = cidr
-			return cidr
-		}
-	}
-	return ""
 }
 
 // nodeReady is the kubelet's Ready condition
@@ -324,7 +282,7 @@ func (w *World) nodeReady(ctx context.Context, c *Cluster, m *ubuntu.Machine, mb
 			return corev1.ConditionFalse, notReady, fmt.Sprintf("container runtime cgroup driver %q (SystemdCgroup = %v in /etc/containerd/config.toml) does not match the kubelet's cgroupDriver %q: pod sandboxes cannot be created", rt, systemd, driver)
 		}
 	}
-	if !w.podNetworkReady(ctx, c, mb.node) {
+	if ok, _ := PodNetworkReady(ctx, c.API, mb.node); !ok {
 		return corev1.ConditionFalse, notReady, "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"
 	}
 	return corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"

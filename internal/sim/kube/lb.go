@@ -318,7 +318,7 @@ func haproxyStop(m *ubuntu.Machine) error {
 // (roundrobin starting at the first server; deterministic here). A
 // frontend in mode http in front of the TLS API server breaks the TLS
 // handshake.
-func (w *World) haproxyRoute(m *ubuntu.Machine, port, hops int) (*Cluster, error) {
+func (w *World) haproxyRoute(m *ubuntu.Machine, port, hops int, noVIP bool) (*Cluster, error) {
 	if !m.Service("haproxy").Active {
 		return nil, nil
 	}
@@ -341,7 +341,7 @@ func (w *World) haproxyRoute(m *ubuntu.Machine, port, hops int) (*Cluster, error
 			return nil, fmt.Errorf("tls: first record does not look like a TLS handshake")
 		}
 		for _, s := range be.servers {
-			c, err := w.dial(m, s.addr, hops+1)
+			c, err := w.dial(m, s.addr, hops+1, noVIP)
 			if err == nil {
 				return c, nil
 			}
@@ -693,7 +693,8 @@ func keepalivedStop(m *ubuntu.Machine) error {
 // "weight"). The scripts the simulation evaluates: `systemctl is-active
 // [--quiet] UNIT`, `killall -0 NAME` / `pidof NAME` / `pgrep NAME` (the
 // unit NAME.service is active), and curl/wget of https://HOST:PORT/...
-// (an API server answers there); any other script fails.
+// (the machine's own API server or HAProxy answers on PORT: the script
+// runs there); any other script fails.
 func (w *World) VIPHolder(vip string) *ubuntu.Machine {
 	if a, err := netip.ParseAddr(vip); err == nil {
 		vip = a.String()
@@ -752,6 +753,53 @@ func (w *World) effectivePriority(m *ubuntu.Machine, cfg *keepalivedConfig, in v
 	return min(max(prio, 1), 254), true
 }
 
+// answersLocally reports whether an API server answers a check script's
+// request to hostport on m itself: the script runs on m, and its
+// localhost, m's address or a VIP (which, once held, is m's) all lead to
+// m's own API server or HAProxy. The HAProxy's backends are dialled
+// without VIPs, so that no election depends on itself.
+func (w *World) answersLocally(m *ubuntu.Machine, hostport string) bool {
+	_, portS, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return false
+	}
+	port, _ := strconv.Atoi(portS)
+	if w.apiserverOn(m, port) != nil {
+		return true
+	}
+	c, err := w.haproxyRoute(m, port, 1, true)
+	return c != nil && err == nil
+}
+
+// isVIP reports whether some loaded keepalived configuration names ip
+// as a virtual address.
+func (w *World) isVIP(ip string) bool {
+	if a, err := netip.ParseAddr(ip); err == nil {
+		ip = a.String()
+	}
+	w.mu.Lock()
+	var ms []*ubuntu.Machine
+	for m := range w.lbs {
+		ms = append(ms, m)
+	}
+	w.mu.Unlock()
+	for _, m := range ms {
+		st := lbOf(m)
+		st.mu.Lock()
+		cfg := st.keepalived
+		st.mu.Unlock()
+		if cfg == nil {
+			continue
+		}
+		for _, in := range cfg.instances {
+			if slices.Contains(in.vips, ip) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // scriptPasses evaluates a tracked script (see VIPHolder).
 func (w *World) scriptPasses(m *ubuntu.Machine, script string) bool {
 	f := strings.Fields(script)
@@ -778,8 +826,7 @@ func (w *World) scriptPasses(m *ubuntu.Machine, script string) bool {
 		for _, a := range args {
 			if rest, ok := strings.CutPrefix(a, "https://"); ok {
 				hostport, _, _ := strings.Cut(rest, "/")
-				_, err := w.dial(m, hostport, 1)
-				return err == nil
+				return w.answersLocally(m, hostport)
 			}
 		}
 	}

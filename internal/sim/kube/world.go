@@ -43,8 +43,6 @@ type Cluster struct {
 	mu        sync.Mutex
 	etcd      []EtcdMember
 	clusterID uint64
-	podCIDRs  map[string]string // node → the /24 the node IPAM gave it
-	podSubnet string
 }
 
 // member is a machine's place in a cluster: what kubeadm init or join
@@ -152,6 +150,14 @@ func (w *World) setMember(m *ubuntu.Machine, mb *member) {
 		delete(w.members, m)
 		return
 	}
+	// A machine that replaces a deleted one under the same node name (a
+	// healed VM) takes the Node over: the gone machine's kubelet no
+	// longer speaks for it.
+	for other, o := range w.members {
+		if o.gone && o.cluster == mb.cluster && o.node == mb.node {
+			delete(w.members, other)
+		}
+	}
 	w.members[m] = mb
 }
 
@@ -227,10 +233,12 @@ const maxHops = 4
 // The error reads as a Go client's dial error ("dial tcp 10.0.0.5:6443:
 // connect: connection refused", wrapping [ErrNoAPIServer]).
 func (w *World) Dial(from *ubuntu.Machine, hostport string) (*Cluster, error) {
-	return w.dial(from, hostport, 0)
+	return w.dial(from, hostport, 0, false)
 }
 
-func (w *World) dial(from *ubuntu.Machine, hostport string, hops int) (*Cluster, error) {
+// dial is Dial after hops proxies; noVIP makes VIPs unreachable, for the
+// checks VIPHolder runs (a VIP's election cannot depend on the VIP).
+func (w *World) dial(from *ubuntu.Machine, hostport string, hops int, noVIP bool) (*Cluster, error) {
 	host, portS, err := net.SplitHostPort(hostport)
 	if err != nil {
 		return nil, fmt.Errorf("dial tcp: address %s: missing port in address", hostport)
@@ -246,7 +254,7 @@ func (w *World) dial(from *ubuntu.Machine, hostport string, hops int) (*Cluster,
 			return nil, fmt.Errorf("dial tcp: lookup %s: no such host", host)
 		}
 	}
-	m := w.machineAt(ip)
+	m := w.machineAt(ip, noVIP)
 	if m == nil && (ip == "127.0.0.1" || ip == "::1") {
 		m = from
 	}
@@ -258,7 +266,7 @@ func (w *World) dial(from *ubuntu.Machine, hostport string, hops int) (*Cluster,
 		return c, nil
 	}
 	if hops < maxHops {
-		if c, err := w.haproxyRoute(m, port, hops); c != nil || err != nil {
+		if c, err := w.haproxyRoute(m, port, hops, noVIP); c != nil || err != nil {
 			return c, err
 		}
 	}
@@ -266,10 +274,16 @@ func (w *World) dial(from *ubuntu.Machine, hostport string, hops int) (*Cluster,
 }
 
 // machineAt is the machine answering at ip: the network's, or the VIP
-// holder's.
-func (w *World) machineAt(ip string) *ubuntu.Machine {
+// holder's (none with noVIP).
+func (w *World) machineAt(ip string, noVIP bool) *ubuntu.Machine {
+	if noVIP && w.isVIP(ip) {
+		return nil
+	}
 	if m := w.net.Machine(ip); m != nil {
 		return m
+	}
+	if noVIP {
+		return nil
 	}
 	return w.VIPHolder(ip)
 }
@@ -305,9 +319,12 @@ func lookupEtcHosts(m *ubuntu.Machine, name string) string {
 }
 
 // ResolveKubeconfig reads the kubeconfig file at path on m (as root: the
-// caller checks the permissions of its process) and dials the server it
-// names from m: the API a kubectl on m talks to. The kubelets of the
-// cluster synchronise first (see [World.Sync]).
+// caller checks the permissions of its process) and dials, from m, the
+// server it names (its current context's cluster): the API a kubectl on
+// m talks to, after the cluster's kubelets synchronised (see
+// [World.Sync]). It is the resolve function of [KubectlTool]. The error
+// is the dial's ("dial tcp 10.0.0.5:6443: connect: connection refused",
+// wrapping [ErrNoAPIServer]; "... no route to host").
 func (w *World) ResolveKubeconfig(m *ubuntu.Machine, path string) (API, error) {
 	data, err := m.Server().FS().ReadFile(path)
 	if err != nil {
@@ -317,10 +334,9 @@ func (w *World) ResolveKubeconfig(m *ubuntu.Machine, path string) (API, error) {
 	if err != nil {
 		return nil, fmt.Errorf("error loading config file %q: %v", path, err)
 	}
-	hostport := strings.TrimPrefix(server, "https://")
-	c, err := w.Dial(m, hostport)
+	c, err := w.Dial(m, strings.TrimPrefix(server, "https://"))
 	if err != nil {
-		return nil, fmt.Errorf("Get \"%s/api?timeout=32s\": %v", server, err)
+		return nil, err
 	}
 	if err := w.Sync(context.Background()); err != nil {
 		return nil, err

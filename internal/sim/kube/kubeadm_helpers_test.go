@@ -83,7 +83,7 @@ func (e *env) node(hostname, ip string, o ...nodeOpts) *node {
 	}
 	cat := ubuntu.DefaultCatalog()
 	containers.AddPackages(cat, e.net)
-	kube.AddPackages(cat, e.w, nil)
+	kube.AddPackages(cat, e.w, kube.KubectlTool(e.w.ResolveKubeconfig, kube.WithExec(e.w.EtcdExec)))
 	pkgs := []string{"containerd"}
 	if !opt.noKubePkgs {
 		pkgs = append(pkgs, "kubelet", "kubeadm", "kubectl")
@@ -107,13 +107,13 @@ func (e *env) node(hostname, ip string, o ...nodeOpts) *node {
 	return n
 }
 
-// result is what one command gave.
-type result struct {
+// runResult is what one command gave.
+type runResult struct {
 	stdout, stderr string
 	code           int
 }
 
-var anyExit = func() []int {
+var everyExit = func() []int {
 	var out []int
 	for i := 1; i < 256; i++ {
 		out = append(out, i)
@@ -122,9 +122,9 @@ var anyExit = func() []int {
 }()
 
 // run runs a shell command line, as root when sudo is set.
-func (n *node) run(sudo bool, command string, stdin ...string) result {
+func (n *node) run(sudo bool, command string, stdin ...string) runResult {
 	n.e.t.Helper()
-	cmd := remote.Cmd{Args: []string{"bash", "-c", command}, Sudo: sudo, OKExit: anyExit}
+	cmd := remote.Cmd{Args: []string{"bash", "-c", command}, Sudo: sudo, OKExit: everyExit}
 	if len(stdin) > 0 {
 		cmd.Stdin = strings.NewReader(strings.Join(stdin, ""))
 	}
@@ -132,7 +132,7 @@ func (n *node) run(sudo bool, command string, stdin ...string) result {
 	if err != nil {
 		n.e.t.Fatalf("%s: %s: %v", n.Hostname(), command, err)
 	}
-	return result{stdout: string(out.Stdout), stderr: string(out.Stderr), code: out.ExitCode}
+	return runResult{stdout: string(out.Stdout), stderr: string(out.Stderr), code: out.ExitCode}
 }
 
 // mustRun runs a command that must succeed and returns its stdout.
@@ -244,8 +244,8 @@ func (n *node) caHash() string {
 	return kube.CACertHash([]byte(n.read("/etc/kubernetes/pki/ca.crt")))
 }
 
-// join writes join.yaml and runs kubeadm join, returning the result.
-func (n *node) join(endpoint, token, hash string, cp bool, key string) result {
+// join writes join.yaml and runs kubeadm join, returning the runResult.
+func (n *node) join(endpoint, token, hash string, cp bool, key string) runResult {
 	n.e.t.Helper()
 	prefix := "worker"
 	if cp {
