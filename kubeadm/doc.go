@@ -6,8 +6,47 @@
 // worker_node, proxy, helm_installation_script_path), mgmtkit's own
 // extensions (kubernetes_version, cni_manifest_path, drain_timeout) and
 // the credential overrides of scale and heal requests — with their
-// defaults, normalisation and validation. The steps that build, scale and
-// heal the cluster come next, on top of them.
+// defaults, normalisation and validation; the steps that build, scale and
+// heal the cluster, each idempotent and each its own function; and
+// [Hooks], which composes them into the management driver's hooks.
+//
+// # The cluster
+//
+// The Kubernetes people deploy today: containerd as the container runtime
+// (SystemdCgroup, the sandbox image kubeadm expects), kubeadm, kubelet and
+// kubectl from the pkgs.k8s.io repositories at a pinned version and held
+// there, kubeadm driven by configuration files rendered from typed structs
+// (kubeadm.k8s.io/v1beta4). One master: the endpoint is its address at
+// [APIServerPort]. Several masters: HAProxy on every master listens at
+// [LoadBalancerPort] in front of every master's API server, and keepalived
+// holds the virtual IP (cluster_cp_name's address) on one of them, with a
+// distinct priority per master; the endpoint is the virtual IP at
+// [LoadBalancerPort]. Node names are [NodeName]s, unique per address.
+//
+// The Kubernetes API is reached as Tacker, k0sctl and kubekey reach it:
+// kubectl on a master, over the master's SSH connection ([Kubectl]); it
+// needs nothing reachable but SSH. Every answer is decoded from -o json
+// into the k8s.io/api types.
+//
+// # The hooks
+//
+//	instantiate_end  prepare → containerd → extensions → packages →
+//	                 (HAProxy, keepalived) → init → CNI → masters join one
+//	                 at a time, workers in parallel → VIM credentials
+//	scale_start      the SCALE_IN's victims drained, deleted, reset
+//	scale_end        the SCALE_OUT's new workers built and joined
+//	heal_start       a worker drained, deleted, reset; a master also out
+//	                 of HAProxy and etcd; the entire VNF: VIM revoked
+//	heal_end         the new VMs built and joined (a master back into
+//	                 HAProxy); the entire VNF: instantiate_end again
+//	terminate_start  the VIM credentials revoked on the cluster
+//	terminate_end    the VIM connection removed from the VNFM
+//
+// Other packages plug their per-node work into these hooks as an
+// [Extension]: the registry package's trust of private registries today,
+// the nfs package's NFS client next. Nodes are worked on in parallel,
+// at most [Hooks.Limit] at once, over one SSH connection per node per
+// hook.
 //
 // # Composing parameters
 //

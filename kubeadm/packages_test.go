@@ -1,17 +1,17 @@
 package kubeadm_test
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mgmtkit/mgmtkit/internal/sim"
+	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
-	"github.com/mgmtkit/mgmtkit/remote/sshtest"
+	"github.com/mgmtkit/mgmtkit/remote"
 )
 
 // k8sRepoCloud is a cloud whose catalog has pkgs.k8s.io's v1.36
@@ -37,48 +37,37 @@ func k8sRepoCloud() sim.Options {
 	}}
 }
 
-// fakeKeyFetch installs a curl that serves pkgs.k8s.io's Release.key
-// (curl(1): -f fails on HTTP errors, -o writes the body to a file) and
-// records the https_proxy it saw, and a gpg whose --dearmor turns the
-// armored key on standard input into binary on standard output
-// (gpg(1), --dearmor).
-func fakeKeyFetch(n *simNode) *[]string {
-	proxies := new([]string)
-	n.host.SSH.Handle("/usr/bin/curl", func(_ context.Context, p *sshtest.Process) int {
-		if len(p.Args) != 5 || p.Args[1] != "-fsSL" || p.Args[2] != "-o" || !strings.HasPrefix(p.Args[4], "https://pkgs.k8s.io/core:/stable:/v1.36/deb/Release.key") {
-			return p.Fail(2, "sshtest curl: only -fsSL -o FILE https://pkgs.k8s.io/.../Release.key is modelled, got %q", p.Args[1:])
-		}
-		*proxies = append(*proxies, p.Getenv("https_proxy"))
-		if err := p.FS.WriteFile(p.Args[3], []byte("-----BEGIN PGP PUBLIC KEY BLOCK-----\nk8s\n-----END PGP PUBLIC KEY BLOCK-----\n"), 0o644); err != nil {
-			return p.Fail(23, "curl: (23) Failure writing output to destination")
-		}
-		return 0
-	})
-	n.host.SSH.Handle("/usr/bin/gpg", func(_ context.Context, p *sshtest.Process) int {
-		if !slices.Equal(p.Args[1:], []string{"--dearmor"}) {
-			return p.Fail(2, "sshtest gpg: only --dearmor is modelled")
-		}
-		buf := make([]byte, 4096)
-		k, _ := p.Stdin.Read(buf)
-		if !strings.HasPrefix(string(buf[:k]), "-----BEGIN PGP PUBLIC KEY BLOCK-----") {
-			return p.Fail(2, "gpg: no valid OpenPGP data found.")
-		}
-		_, _ = p.Stdout.Write([]byte("\x99\x01\x0dKEYRING"))
-		return 0
-	})
-	return proxies
-}
-
-func TestInstallKubernetesPinnedWithProxy(t *testing.T) {
+// The nodes' only way out is an HTTP proxy with a password: curl fetches
+// the repository key through it (the proxy URL reaching curl on stdin),
+// apt goes through PrepareNode's apt proxy.
+func TestInstallKubernetesPinnedThroughAProxy(t *testing.T) {
 	n := newSimNode(t, k8sRepoCloud())
-	proxies := fakeKeyFetch(n)
-	opts := kubeadm.PackagesOptions{Version: "v1.36.2", Proxy: proxyWithPassword}
+	n.cloud.SetDirectInternet(false)
+	proxy := n.cloud.AddProxy("10.10.0.1", 3128, containers.ProxyOptions{Username: "user", Password: "s3cr3t-pw"})
+	settings := &kubeadm.ProxySettings{
+		HTTPProxy:  remote.NewSecret("http://user:s3cr3t-pw@10.10.0.1:3128"),
+		HTTPSProxy: remote.NewSecret("http://user:s3cr3t-pw@10.10.0.1:3128"),
+		NoProxy:    []string{"localhost", "127.0.0.1"},
+	}
+	if _, err := kubeadm.InstallKubernetes(n.ctx, n.ssh, kubeadm.PackagesOptions{}); err == nil {
+		t.Fatal("no proxy, yet the key was fetched: the test proves nothing")
+	}
+	if _, err := kubeadm.PrepareNode(n.ctx, n.ssh, kubeadm.NodeOptions{Name: "master-1", Proxy: settings}); err != nil {
+		t.Fatal(err)
+	}
+	opts := kubeadm.PackagesOptions{Version: "v1.36.2", Proxy: settings}
 	res := n.twice("InstallKubernetes", func() (lcm.Result, error) { return kubeadm.InstallKubernetes(n.ctx, n.ssh, opts) })
 	n.noSecretIn("s3cr3t-pw", res.Detail)
-	if !slices.Equal(*proxies, []string{"http://user:s3cr3t-pw@proxy.example.com:3128"}) {
-		t.Errorf("curl ran with proxies %q, want the proxy once", *proxies)
+	var viaProxy []string
+	for _, r := range proxy.Requests() {
+		if r.Status == 200 && r.User == "user" {
+			viaProxy = append(viaProxy, r.Method+" "+r.Target)
+		}
 	}
-	if got := n.read(kubeadm.KubernetesKeyring); got != "\x99\x01\x0dKEYRING" || n.mode(kubeadm.KubernetesKeyring) != "0644 0" {
+	if !slices.Contains(viaProxy, "CONNECT pkgs.k8s.io:443") {
+		t.Errorf("nothing reached pkgs.k8s.io through the proxy: %q", viaProxy)
+	}
+	if got := n.read(kubeadm.KubernetesKeyring); len(got) == 0 || strings.Contains(got, "BEGIN PGP") || n.mode(kubeadm.KubernetesKeyring) != "0644 0" {
 		t.Errorf("keyring %q, %s", got, n.mode(kubeadm.KubernetesKeyring))
 	}
 	if got := n.read(kubeadm.KubernetesSourcesList); !strings.Contains(got, "\ndeb [signed-by=/etc/apt/keyrings/kubernetes-apt-keyring.gpg] https://pkgs.k8s.io/core:/stable:/v1.36/deb/ /\n") {
@@ -115,14 +104,13 @@ func TestInstallKubernetesPinnedWithProxy(t *testing.T) {
 	if got := n.host.Machine.Service("kubelet").Restarts; got <= restarts {
 		t.Error("the running kubelet was not restarted without its proxy")
 	}
-	if len(*proxies) != 1 {
-		t.Errorf("the key was fetched again")
+	if got := n.host.SSH.CallsTo("curl"); len(got) != 0 {
+		t.Errorf("the key was fetched again: %v", got)
 	}
 }
 
 func TestInstallKubernetesMinorIsHeld(t *testing.T) {
 	n := newSimNode(t, k8sRepoCloud())
-	fakeKeyFetch(n)
 	n.twice("InstallKubernetes", func() (lcm.Result, error) { return kubeadm.InstallKubernetes(n.ctx, n.ssh, kubeadm.PackagesOptions{}) })
 	for _, p := range []string{"kubeadm", "kubelet", "kubectl"} {
 		if v := n.host.Machine.Version(p); v != "1.36.3-1.1" || !n.host.Machine.Held(p) {
@@ -133,7 +121,6 @@ func TestInstallKubernetesMinorIsHeld(t *testing.T) {
 
 func TestInstallKubernetesFailsWithCurlsMessage(t *testing.T) {
 	n := newSimNode(t, k8sRepoCloud())
-	fakeKeyFetch(n)
 	n.host.SSH.FailProgram("curl", 1, 22, "curl: (22) The requested URL returned error: 403")
 	_, err := kubeadm.InstallKubernetes(n.ctx, n.ssh, kubeadm.PackagesOptions{})
 	if err == nil || !strings.Contains(err.Error(), "returned error: 403") || !strings.Contains(err.Error(), "key") {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -34,6 +35,12 @@ const (
 	// /etc/sysctl.d/90-mgmtkit-k8s.conf).
 	KernelConfigName = "mgmtkit-k8s"
 )
+
+// CloudHostsTemplate is cloud-init's template of /etc/hosts on Ubuntu
+// (osfamily debian): with manage_etc_hosts true, cloud-init renders
+// /etc/hosts from it at every boot (cloudinit/config/cc_update_etc_hosts.py),
+// so PrepareNode writes the cluster's block there too when it exists.
+const CloudHostsTemplate = "/etc/cloud/templates/hosts.debian.tmpl"
 
 // swapsFile lists the active swap areas (proc(5)); its first line is a
 // header. kubeadm's preflight SwapCheck reads it too
@@ -268,10 +275,9 @@ type NodeOptions struct {
 	// Proxy is the HTTP proxy apt goes through; nil removes mgmtkit's
 	// apt proxy file (converging to no proxy).
 	Proxy *ProxySettings
-	// HostsFiles are further files to hold the block, such as
-	// cloud-init's /etc/cloud/templates/hosts.debian.tmpl where
-	// manage_etc_hosts renders /etc/hosts at boot (see
-	// system.HostsOptions.Files); [system.HostsFile] is always edited.
+	// HostsFiles are further files to hold the block (see
+	// system.HostsOptions.Files); [system.HostsFile] is always edited, and
+	// [CloudHostsTemplate] when it exists.
 	HostsFiles []string
 }
 
@@ -280,7 +286,8 @@ type NodeOptions struct {
 //
 //   - the host name is o.Name (system.SetHostname);
 //   - the cluster's block of /etc/hosts holds o.Hosts
-//     (system.SetHostsBlock, block [HostsBlock]);
+//     (system.SetHostsBlock, block [HostsBlock]), and so does cloud-init's
+//     [CloudHostsTemplate] where it exists, so that a reboot keeps it;
 //   - swap is off: `swapoff -a` when /proc/swaps lists an area, and every
 //     swap line of /etc/fstab commented out so that it stays off after a
 //     reboot (kubeadm's preflight refuses swap: see swapsFile). Swap
@@ -322,12 +329,22 @@ func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result,
 		}
 		return res, stepErr(h, "the cluster's /etc/hosts block", err)
 	}
+	files, err := remote.ReadFiles(ctx, h, []string{swapsFile, FstabFile, CloudHostsTemplate}, remote.FileOptions{Sudo: true})
+	if err != nil {
+		return res, stepErr(h, "reading swap, fstab and cloud-init's hosts template", err)
+	}
 	steps := []struct {
 		what string
 		run  func() (lcm.Result, error)
 	}{
+		{"cloud-init's hosts template", func() (lcm.Result, error) {
+			if _, ok := files[CloudHostsTemplate]; !ok || slices.Contains(o.HostsFiles, CloudHostsTemplate) {
+				return lcm.Unchanged, nil
+			}
+			return system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: o.Hosts, Files: []string{CloudHostsTemplate}})
+		}},
 		{"the host name", func() (lcm.Result, error) { return system.SetHostname(ctx, h, o.Name) }},
-		{"swap", func() (lcm.Result, error) { return swapOff(ctx, h) }},
+		{"swap", func() (lcm.Result, error) { return swapOff(ctx, h, files) }},
 		{"kernel modules", func() (lcm.Result, error) {
 			return system.LoadKernelModules(ctx, h, system.ModulesOptions{Name: KernelConfigName, Modules: k8sModules})
 		}},
@@ -357,12 +374,9 @@ func stepErr(h remote.Host, what string, err error) error {
 }
 
 // swapOff turns swap off now and comments out fstab's swap lines, each
-// only when needed. A converged host costs one command.
-func swapOff(ctx context.Context, h remote.Host) (lcm.Result, error) {
-	files, err := remote.ReadFiles(ctx, h, []string{swapsFile, FstabFile}, remote.FileOptions{Sudo: true})
-	if err != nil {
-		return lcm.Unchanged, err
-	}
+// only when needed, given the files' contents (ReadFiles: a missing
+// file is absent).
+func swapOff(ctx context.Context, h remote.Host, files map[string][]byte) (lcm.Result, error) {
 	res := lcm.Unchanged
 	if active := activeSwaps(files[swapsFile]); len(active) > 0 {
 		if _, err := h.Run(ctx, remote.Cmd{Args: []string{"swapoff", "-a"}, Sudo: true, Idempotent: true}); err != nil {

@@ -93,6 +93,23 @@ func TestPrepareNodeConvergesAndIsIdempotent(t *testing.T) {
 	if hosts := n.read("/etc/hosts"); !strings.Contains(hosts, addr+"\t"+name+"\n") || !strings.Contains(hosts, "10.0.0.12\tworker-10-0-0-12\n") {
 		t.Errorf("/etc/hosts:\n%s", hosts)
 	}
+	// cloud-init renders /etc/hosts at boot (manage_etc_hosts): the block
+	// and the host name survive a reboot.
+	if err := n.host.Machine.Reboot(); err != nil {
+		t.Fatal(err)
+	}
+	if hosts := n.read("/etc/hosts"); !strings.Contains(hosts, "10.0.0.12\tworker-10-0-0-12\n") {
+		t.Errorf("/etc/hosts after a reboot:\n%s", hosts)
+	}
+	if got := n.host.Machine.Hostname(); got != name {
+		t.Errorf("host name after a reboot %q", got)
+	}
+	if got := n.read("/proc/swaps"); got != swapsHeader {
+		t.Errorf("swap on after a reboot:\n%s", got)
+	}
+	if v, _ := n.host.Machine.Sysctl("net.bridge.bridge-nf-call-iptables"); v != "1" {
+		t.Errorf("bridge-nf-call-iptables after a reboot: %q", v)
+	}
 	if got := n.mode(kubeadm.AptProxyFile); got != "0600 0" {
 		t.Errorf("%s: mode and owner %s, want 0600 0", kubeadm.AptProxyFile, got)
 	}

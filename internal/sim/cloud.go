@@ -20,6 +20,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/heat/heattest"
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
+	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -47,6 +48,7 @@ type Options struct {
 // Cloud is a simulated OpenStack tenant. It is safe for concurrent use.
 type Cloud struct {
 	opts    Options
+	kube    *kube.World // the clusters kubeadm makes; see kube.go
 	heat    *heattest.Server
 	dir     string
 	knownMu sync.Mutex // serialises known_hosts rewrites
@@ -68,6 +70,8 @@ type Cloud struct {
 	routes     map[string]*Host
 	registries map[string]*containers.Registry
 	noInternet bool
+	proxies    map[string]*containers.Proxy // by ip:port; see proxy.go
+	noDirect   bool                         // the Internet only through a proxy
 }
 
 // New starts a simulated cloud: Keystone and Heat on a loopback port, no
@@ -100,9 +104,11 @@ func New(opts Options) (*Cloud, error) {
 		hosts:  map[string]*Host{},
 		listen: map[string]string{},
 	}
+	c.kube = kube.NewWorld(c)
 	c.opts.Catalog = func() *ubuntu.Catalog {
 		cat := base()
 		containers.AddPackages(cat, c)
+		c.addKubePackages(cat)
 		return cat
 	}
 	if err := c.writeKnownHosts(); err != nil {
@@ -313,6 +319,7 @@ func (c *Cloud) retire(h *Host) error {
 	}
 	c.retired = append(c.retired, h)
 	c.mu.Unlock()
+	c.forgetKube(h.Machine)
 	err := h.SSH.Close()
 	return errors.Join(err, c.writeKnownHosts())
 }
@@ -434,8 +441,16 @@ func (c *Cloud) SetInternet(on bool) {
 }
 
 // Machine returns the machine of the running host answering at ip: one
-// of its addresses, or a route to it. It implements [containers.Network].
+// of its addresses, a route to it, or a virtual IP its keepalived holds.
+// It implements [containers.Network].
 func (c *Cloud) Machine(ip string) *ubuntu.Machine {
+	if m := c.machine(ip); m != nil {
+		return m
+	}
+	return c.vipHolder(ip)
+}
+
+func (c *Cloud) machine(ip string) *ubuntu.Machine {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if h := c.routes[ip]; h != nil {

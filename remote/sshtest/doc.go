@@ -36,6 +36,7 @@
 //     and of every program run, with the identity it ran as
 //     ([Server.Calls]), and injects faults on request: refused dials
 //     ([Server.RefuseDials]), a slow handshake ([Server.DelayAccept]),
+//     a latency before every command ([Server.DelayCommands]),
 //     rejected authentication ([Server.RejectAuth]), a connection dropped
 //     while a command runs ([Server.DropConnectionDuring]), connections
 //     that stop reading and writing as a SIGSTOPped sshd does

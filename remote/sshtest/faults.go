@@ -18,6 +18,7 @@ type faults struct {
 	dials       int // TCP connections accepted, refused ones included
 	refuseDials int
 	acceptDelay time.Duration
+	cmdDelay    time.Duration // before each exec request runs
 	rejectAuth  int
 	dropIn      int // drop the connection during the dropIn-th exec from now; 0: never
 	programs    []programFault
@@ -46,6 +47,19 @@ func (s *Server) DelayAccept(d time.Duration) {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
 	s.faults.acceptDelay = d
+}
+
+// DelayCommands makes the server wait d before it runs each exec request
+// from now on (0: no delay), like a slow network or a loaded host: the
+// latency a real SSH round trip and process start add to every command,
+// which the benchmarks count. The wait is cut short when the command is
+// cancelled (signal, channel or connection closed, server closed); the
+// command then does not run and the client gets no exit status, as for a
+// command cancelled while it runs. SFTP requests are not delayed.
+func (s *Server) DelayCommands(d time.Duration) {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	s.faults.cmdDelay = d
 }
 
 // RejectAuth makes the next n authentication attempts fail whatever the
@@ -127,6 +141,25 @@ func (f *faults) delay() time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.acceptDelay
+}
+
+// waitCommand waits the DelayCommands delay; it reports false when ctx
+// ended first.
+func (f *faults) waitCommand(ctx context.Context) bool {
+	f.mu.Lock()
+	d := f.cmdDelay
+	f.mu.Unlock()
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // programFault applies a pending fault for p's program, if any.

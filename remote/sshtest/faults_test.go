@@ -392,3 +392,63 @@ func TestListenOnASecondAddress(t *testing.T) {
 		t.Fatal("the second address still answers after Close")
 	}
 }
+
+func TestDelayCommands(t *testing.T) {
+	h := newHost(t)
+	c := h.client("alice")
+	const d = 40 * time.Millisecond
+	h.DelayCommands(d)
+	start := time.Now()
+	wantOK(t, "a delayed command", runOn(t, c, "echo late", ""), "late\n")
+	if el := time.Since(start); el < d {
+		t.Errorf("the command took %v, want at least the %v delay", el, d)
+	}
+
+	// Closing the session during the delay cancels the command: it never
+	// runs and the transcript has no exit status for it.
+	h.DelayCommands(time.Hour)
+	sess, err := c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Start("touch /tmp/never"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the exec request", func() bool { return len(h.Transcript()) == 2 })
+	done := make(chan error, 1)
+	go func() { done <- sess.Wait() }()
+	sess.Close()
+	if err := waitDone(t, done); err == nil {
+		t.Error("a command cancelled during the delay succeeded")
+	}
+	waitFor(t, "the cancelled exec to end", func() bool { return !h.FS().Exists("/tmp/never") && len(h.Transcript()) == 2 })
+	if tr := h.Transcript(); tr[1].Exit != -1 || len(h.CallsTo("touch")) != 0 {
+		t.Errorf("transcript %+v, touch calls %+v: the cancelled command ran", tr, h.CallsTo("touch"))
+	}
+
+	// A signal during the delay ends it as well.
+	sess, err = c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if err := sess.Start("touch /tmp/never"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the second exec request", func() bool { return len(h.Transcript()) == 3 })
+	go func() { done <- sess.Wait() }()
+	if err := sess.Signal(ssh.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	var exit *ssh.ExitError
+	if err := waitDone(t, done); !errors.As(err, &exit) || exit.Signal() != "TERM" {
+		t.Errorf("Wait after SIGTERM during the delay: %v, want exit-signal TERM", err)
+	}
+
+	// Back to no delay: commands run at once again.
+	h.DelayCommands(0)
+	wantOK(t, "without delay", runOn(t, c, "echo now", ""), "now\n")
+	if h.FS().Exists("/tmp/never") {
+		t.Error("a cancelled command ran")
+	}
+}

@@ -133,7 +133,10 @@ func (c *session) exec(ctx context.Context, command string) {
 		return
 	}
 	p.Stdin, p.Stdout, p.Stderr = c.ch, c.ch, c.ch.Stderr()
-	code := c.s.runShell(ctx, p, command, "bash", nil, nil)
+	code := -1
+	if c.s.faults.waitCommand(ctx) { // DelayCommands; a cancelled wait runs nothing
+		code = c.s.runShell(ctx, p, command, "bash", nil, nil)
+	}
 	switch sig := c.signalName(); {
 	case drop:
 		// The command ran; its outcome never reaches the client.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/http"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -52,6 +53,14 @@ type ContainerdConfig struct {
 	// LegacyMirrors and LegacyConfigs say the deprecated
 	// registry.mirrors and registry.configs tables are set (non-empty).
 	LegacyMirrors, LegacyConfigs bool
+	// HTTPProxy, HTTPSProxy and NoProxy come from the unit's environment
+	// (Environment= and EnvironmentFile= of containerd.service and its
+	// drop-ins, as systemd loaded them), which containerd's Go HTTP
+	// client reads for its registry requests (net/http's
+	// ProxyFromEnvironment; containerd's docs/hosts.md and the
+	// Kubernetes "containerd proxy" drop-in
+	// /etc/systemd/system/containerd.service.d/http-proxy.conf).
+	HTTPProxy, HTTPSProxy, NoProxy string
 	// CRIDisabled says disabled_plugins turns the CRI plugin off (as
 	// containerd.io's packaged config.toml does).
 	CRIDisabled bool
@@ -428,6 +437,18 @@ func containerdStart(m *ubuntu.Machine) error {
 		cfg.ConfigPathLiteral = !localImagePull(cri, mirrors, configs, reg)
 	}
 	cfg.CRIError = criConfigError(rel, cfg.ConfigPath, mirrors, configs)
+	env, err := unitEnvironment(m, "containerd.service")
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	prev := s.cfg
+	s.mu.Unlock()
+	if m.Service("containerd").NeedDaemonReload {
+		// systemd still has the drop-ins it loaded before they changed.
+		env = map[string]string{"HTTP_PROXY": prev.HTTPProxy, "HTTPS_PROXY": prev.HTTPSProxy, "NO_PROXY": prev.NoProxy}
+	}
+	cfg.HTTPProxy, cfg.HTTPSProxy, cfg.NoProxy = proxyEnv(env, "HTTP_PROXY"), proxyEnv(env, "HTTPS_PROXY"), proxyEnv(env, "NO_PROXY")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg, s.mirrors, s.configs, s.running = cfg, mirrors, configs, true
@@ -751,12 +772,18 @@ func (s *ContainerdState) criPull(_ context.Context, n Network, r ref, auth cred
 			}
 			cas = append(cas, data)
 		}
-		srv, f := dial(n, s.m, h.endpoint, dialOptions{tls: tlsSettings{cas: cas, skipVerify: h.skipVerify}, internet: n.Internet()})
+		s.mu.Lock()
+		proxy := proxyConfig{HTTP: s.cfg.HTTPProxy, HTTPS: s.cfg.HTTPSProxy, NoProxy: s.cfg.NoProxy}
+		s.mu.Unlock()
+		srv, f := dial(n, s.m, h.endpoint, dialOptions{tls: tlsSettings{cas: cas, skipVerify: h.skipVerify}, internet: n.Internet(), proxy: proxy})
 		if f != nil {
 			if firstErr == "" {
-				if f.kind == failHTTPToTLS {
+				switch {
+				case f.kind == failHTTPToTLS:
 					firstErr = fmt.Sprintf("unexpected status from HEAD request to %s: 400 Bad Request", u)
-				} else {
+				case f.status != 0: // a proxy's answer (containerd's core/remotes/docker/resolver.go)
+					firstErr = fmt.Sprintf("unexpected status from HEAD request to %s: %d %s", u, f.status, http.StatusText(f.status))
+				default:
 					firstErr = fmt.Sprintf("failed to do request: Head %q: %s", u, f.goErr())
 				}
 			}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -35,6 +38,7 @@ func curl(n Network, m *ubuntu.Machine, p *sshtest.Process) int {
 		"f|fail", "s|silent", "S|show-error", "o|output=", "w|write-out=", "m|max-time=", "connect-timeout=",
 		"k|insecure", "cacert=", "u|user=", "L|location", "H|header=", "X|request=", "I|head",
 		"retry=", "retry-delay=", "retry-max-time=", "retry-connrefused", "fail-with-body",
+		"x|proxy=", "noproxy=", "U|proxy-user=",
 	}.parse(p.Args[1:], true)
 	if err != nil {
 		opt := strings.TrimSuffix(strings.TrimPrefix(err.Error(), "unknown flag: "), " (not modelled by internal/sim/containers)")
@@ -65,10 +69,10 @@ func curl(n Network, m *ubuntu.Machine, p *sshtest.Process) int {
 		fmt.Fprintln(p.Stderr, "curl: several URLs: not modelled by internal/sim/containers")
 		return 2
 	}
-	url := f.args[0]
-	scheme, rest, ok := strings.Cut(url, "://")
+	rawURL := f.args[0]
+	scheme, rest, ok := strings.Cut(rawURL, "://")
 	if !ok {
-		scheme, rest = "http", url
+		scheme, rest = "http", rawURL
 	}
 	if scheme != "http" && scheme != "https" {
 		return fail(1, "Protocol \"%s\" not supported or disabled in libcurl", scheme)
@@ -129,22 +133,67 @@ func curl(n Network, m *ubuntu.Machine, p *sshtest.Process) int {
 		}
 		w = strings.NewReplacer(
 			"%{http_code}", fmt.Sprintf("%03d", code), "%{response_code}", fmt.Sprintf("%03d", code),
-			"%{url_effective}", url, "%{exitcode}", "0", `\n`, "\n", `\t`, "\t", `\r`, "\r",
+			"%{url_effective}", rawURL, "%{exitcode}", "0", `\n`, "\n", `\t`, "\t", `\r`, "\r",
 		).Replace(w)
 		fmt.Fprint(p.Stdout, w)
 	}
+	var resp curlResponse
 	ip, resolved := lookupHost(m, host)
-	if !resolved {
+	pu, perr := curlProxy(p, f, scheme, host)
+	if perr != nil {
+		return fail(5, "Couldn't resolve proxy '%s'", perr.Error())
+	}
+	var srv server
+	switch {
+	case pu != nil:
+		// Through the proxy (curl's CONNECT tunnel for https, an
+		// absolute-URL GET for http), which reaches the Internet only.
+		if u, ok := f.value("proxy-user"); ok {
+			user, pw, _ := strings.Cut(u, ":")
+			pu.User = url.UserPassword(user, pw)
+		}
+		if pu.Port() == "" {
+			pu.Host = net.JoinHostPort(pu.Hostname(), "1080") // curl's default proxy port
+		}
+		h := throughProxy(n, m, pu, scheme, host, port, rawURL)
+		switch {
+		case h.status == 0:
+			writeOut(0)
+			return fail(7, "Failed to connect to %s port %s after 0 ms: Connection refused", pu.Hostname(), pu.Port())
+		case h.status != http.StatusOK && scheme == "https":
+			writeOut(0)
+			return fail(56, "Received HTTP code %d from proxy after CONNECT", h.status)
+		case h.status != http.StatusOK:
+			resp = curlResponse{status: h.status, body: "<html><body>" + http.StatusText(h.status) + "</body></html>\n", headers: []string{"Server: squid", "Content-Type: text/html;charset=utf-8"}}
+		case host == hubHost:
+			srv = hub{}
+		default:
+			status, body := internetGet(host, urlPath)
+			resp = curlResponse{status: status, body: body, headers: []string{"Content-Type: text/plain"}}
+		}
+	case !resolved && isInternetHost(host):
+		if !directInternet(n) {
+			writeOut(0)
+			return fail(6, "Could not resolve host: %s", host)
+		}
+		if host == hubHost {
+			srv = hub{}
+		} else {
+			status, body := internetGet(host, urlPath)
+			resp = curlResponse{status: status, body: body, headers: []string{"Content-Type: text/plain"}}
+		}
+	case !resolved:
 		writeOut(0)
 		return fail(6, "Could not resolve host: %s", host)
+	default:
+		if srv = reach(n, m, ip, port); srv == nil {
+			writeOut(0)
+			return fail(7, "Failed to connect to %s port %d after 0 ms: Connection refused", host, port)
+		}
 	}
-	srv := reach(n, m, ip, port)
-	if srv == nil {
-		writeOut(0)
-		return fail(7, "Failed to connect to %s port %d after 0 ms: Connection refused", host, port)
-	}
-	var resp curlResponse
 	switch {
+	case srv == nil:
+		// An Internet site's or the proxy's answer.
 	case scheme == "https" && !srv.isTLS():
 		writeOut(0)
 		return fail(35, "error:0A00010B:SSL routines::wrong version number")
@@ -261,4 +310,56 @@ func registryAPI(srv server, urlPath string, auth creds) curlResponse {
 		}}
 	}
 	return curlResponse{status: 404, body: "404 page not found\n", headers: []string{"Content-Type: text/plain; charset=utf-8"}}
+}
+
+// curlProxy is the proxy curl 7.81 uses for a URL, or nil: --proxy, else
+// the environment (http_proxy for http, lower case only, as curl ignores
+// HTTP_PROXY; https_proxy or HTTPS_PROXY for https; then all_proxy or
+// ALL_PROXY), unless --noproxy, else no_proxy or NO_PROXY, names the
+// host. curl's no-proxy list (lib/url.c check_noproxy, CURLOPT_NOPROXY(3)
+// in 7.81) is comma-separated host names, each matching the name itself
+// and its subdomains (a leading dot ignored), IP addresses matching only
+// as the same text (CIDR notation is curl 7.86's), and "*" matching all.
+func curlProxy(p *sshtest.Process, f flags, scheme, host string) (*url.URL, error) {
+	setting, ok := f.value("proxy")
+	if !ok {
+		env := func(names ...string) string {
+			for _, k := range names {
+				if v := p.Getenv(k); v != "" {
+					return v
+				}
+			}
+			return ""
+		}
+		if scheme == "https" {
+			setting = env("https_proxy", "HTTPS_PROXY")
+		} else {
+			setting = env("http_proxy")
+		}
+		if setting == "" {
+			setting = env("all_proxy", "ALL_PROXY")
+		}
+	}
+	if setting == "" {
+		return nil, nil
+	}
+	noProxy, ok := f.value("noproxy")
+	if !ok {
+		noProxy = p.Getenv("no_proxy")
+		if noProxy == "" {
+			noProxy = p.Getenv("NO_PROXY")
+		}
+	}
+	h := strings.ToLower(strings.Trim(host, "[]"))
+	for _, e := range strings.Split(noProxy, ",") {
+		e = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(e), "."))
+		if e == "*" || e != "" && (h == e || strings.HasSuffix(h, "."+e)) {
+			return nil, nil
+		}
+	}
+	pu, err := parseProxyURL(setting)
+	if err != nil || pu.Hostname() == "" {
+		return nil, errors.New(setting)
+	}
+	return pu, nil
 }

@@ -103,10 +103,25 @@
 //     credentials of /var/lib/kubelet/config.json.
 //   - curl: GET and HEAD of the registry API (/v2/, _catalog, tags/list,
 //     manifests) with -f, -s, -S, -o, -w, -k, --cacert, -u and Basic
-//     Authorization headers, and curl's errors (6, 7, 22, 35, 60, 77).
+//     Authorization headers, and curl's errors (6, 7, 22, 35, 60, 77);
+//     GET of the Internet hosts' files; proxies (-x/--proxy, --noproxy,
+//     -U/--proxy-user, the environment) with errors 5, 7 and 56.
 //   - Docker Hub: registry (latest, 2, 2.8, 2.8.3) and hello-world:latest,
 //     reachable when the network has Internet (for Docker also through a
 //     configured proxy).
+//   - The Internet and HTTP proxies: the Internet hosts (Docker Hub,
+//     pkgs.k8s.io with its Release.key ([KubernetesReleaseKey]), the
+//     Ubuntu archive, download.docker.com, ...) resolve without
+//     /etc/hosts. A [ProxiedNetwork] may reach them only through a
+//     [Proxy] (squid-like: CONNECT and absolute-URL GET, basic auth with
+//     407, 503 for any private address, requests recorded without
+//     passwords). curl honours --proxy, http_proxy, https_proxy,
+//     all_proxy and no_proxy as curl 7.81 does; apt-get its
+//     Acquire::http(s)::Proxy settings (through [ubuntu.AptTransport]);
+//     dockerd and containerd their units' HTTP_PROXY, HTTPS_PROXY and
+//     NO_PROXY, matched as Go's golang.org/x/net/http/httpproxy does
+//     (domains, IPs, ports, CIDRs), with Go's proxyconnect and CONNECT
+//     errors.
 //
 // # What is not modelled
 //
@@ -121,11 +136,12 @@
 //     machine's, layer contents, disk space.
 //   - Registry containers with TLS or auth (REGISTRY_HTTP_TLS_*,
 //     htpasswd): they always speak HTTP without auth.
-//   - Proxies as network hops: a configured proxy only makes Docker Hub
-//     reachable for Docker; private registries are reached directly
-//     whatever NO_PROXY says.
+//   - Proxies outside the model: a proxy URL naming an address where the
+//     network has no [Proxy] (on a network that reaches the Internet
+//     directly, or one that is not a [ProxiedNetwork]) reaches the
+//     Internet hosts only, as before proxies were modelled.
 //   - docker.socket activation (a stopped docker.service stays stopped),
-//     containerd's own proxy settings, CRI-O's global_auth_file and
+//     CRI-O's proxy settings, CRI-O's global_auth_file and
 //     short-name aliases, credential helpers.
 //   - The simulated cloud gives its VMs loopback addresses (127.0.1.x)
 //     that stand for real ones: an address of a machine of the Network is

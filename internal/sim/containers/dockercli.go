@@ -783,7 +783,8 @@ func (e *pullError) Error() string { return e.msg }
 // uses: HTTPS only for a secure registry; HTTPS without verification, then
 // HTTP, for an insecure one.
 func (c *dockerCLI) endpoints(domain string, cfg DockerConfig) ([]endpoint, dialOptions) {
-	o := dialOptions{internet: c.net.Internet() || cfg.HTTPSProxy != "" || cfg.HTTPProxy != ""}
+	o := dialOptions{internet: c.net.Internet() || cfg.HTTPSProxy != "" || cfg.HTTPProxy != "",
+		proxy: proxyConfig{HTTP: cfg.HTTPProxy, HTTPS: cfg.HTTPSProxy, NoProxy: cfg.NoProxy}}
 	if domain == hubDomain {
 		return []endpoint{{"https", hubHost}}, o
 	}

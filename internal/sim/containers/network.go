@@ -43,6 +43,8 @@ type StaticNetwork struct {
 	machines   map[string]*ubuntu.Machine
 	registries map[string]*Registry
 	noInternet bool
+	proxies    map[string]*Proxy
+	noDirect   bool // the Internet only through a proxy
 }
 
 // AddMachine makes m answer at ip.
@@ -70,6 +72,38 @@ func (n *StaticNetwork) SetInternet(on bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.noInternet = !on
+}
+
+// AddProxy makes p listen at ip:port.
+func (n *StaticNetwork) AddProxy(ip string, port int, p *Proxy) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.proxies == nil {
+		n.proxies = map[string]*Proxy{}
+	}
+	n.proxies[joinHostPort(ip, port)] = p
+}
+
+// SetDirectInternet says whether machines reach the Internet without a
+// proxy (they do by default); off, only a [Proxy] reaches it.
+func (n *StaticNetwork) SetDirectInternet(on bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.noDirect = !on
+}
+
+// Proxy implements [ProxiedNetwork].
+func (n *StaticNetwork) Proxy(ip string, port int) *Proxy {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.proxies[joinHostPort(ip, port)]
+}
+
+// DirectInternet implements [ProxiedNetwork].
+func (n *StaticNetwork) DirectInternet() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return !n.noDirect
 }
 
 // Machine implements [Network].

@@ -91,6 +91,7 @@ func AddPackages(c *ubuntu.Catalog, net Network) {
 	} {
 		c.Add(p)
 	}
+	addRepositories(c, net)
 }
 
 // containerdIO is Docker's containerd.io package of a version: the

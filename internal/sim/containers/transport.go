@@ -52,6 +52,7 @@ const (
 	failHTTPToTLS                       // HTTP client, HTTPS server: a 400 response
 	failUnknownCA                       // the server's CA is not trusted
 	failUnreachable                     // Docker Hub without Internet
+	failText                            // a proxy's failure, worded in text
 )
 
 // failure is a connection that failed, with what the message names.
@@ -59,6 +60,11 @@ type failure struct {
 	kind failKind
 	host string // the name looked up
 	addr string // ip:port dialled
+	text string // failText's message
+	// status is the HTTP status a proxy answered a plain-HTTP request
+	// with (failText), 0 otherwise: the client got a response, not an
+	// error.
+	status int
 }
 
 // goErr is the failure as Go's net/http client words it, which is what
@@ -75,6 +81,8 @@ func (f *failure) goErr() string {
 		return "tls: failed to verify certificate: x509: certificate signed by unknown authority"
 	case failUnreachable:
 		return "dial tcp: lookup " + f.host + " on 127.0.0.53:53: server misbehaving"
+	case failText:
+		return f.text
 	}
 	return "unexpected status code 400 Bad Request"
 }
@@ -96,7 +104,10 @@ type tlsSettings struct {
 // dialOptions say how a client reaches servers.
 type dialOptions struct {
 	tls      tlsSettings
-	internet bool // Docker Hub is reachable (directly or through a proxy)
+	internet bool // Docker Hub is reachable (directly or through a proxy outside the model)
+	// proxy is the client's proxy environment (containerd's and dockerd's
+	// unit Environment); the zero value is none.
+	proxy proxyConfig
 }
 
 // dial connects a client on m (nil: a test outside every machine) to the
@@ -110,8 +121,23 @@ func dial(n Network, m *ubuntu.Machine, e endpoint, o dialOptions) (server, *fai
 			port = 80
 		}
 	}
+	if pu := o.proxy.proxyFor(n, e.scheme, host, port); pu != nil {
+		// Through the proxy, which reaches the Internet only.
+		h := throughProxy(n, m, pu, e.scheme, host, port, e.url("/v2/"))
+		if f := goProxyFailure(h, e.scheme); f != nil {
+			return nil, f
+		}
+		if host == hubHost || host == "index.docker.io" {
+			if e.scheme == "http" {
+				return nil, &failure{kind: failHTTPToTLS}
+			}
+			return hub{}, nil
+		}
+		// Another Internet host: no registry the simulation knows.
+		return nil, &failure{kind: failText, text: "unexpected status code 404 Not Found"}
+	}
 	if host == hubHost || host == "index.docker.io" {
-		if !o.internet {
+		if !o.internet || !directInternet(n) {
 			return nil, &failure{kind: failUnreachable, host: host}
 		}
 		if e.scheme == "http" {

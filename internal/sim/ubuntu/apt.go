@@ -35,7 +35,8 @@ type aptRun struct {
 	c        cmdline
 	yes      bool
 	quiet    int
-	timeout  time.Duration // DPkg::Lock::Timeout
+	timeout  time.Duration     // DPkg::Lock::Timeout
+	opts     map[string]string // -o settings apt.conf also holds (Acquire::http::Proxy), lower-case keys
 	released func()
 }
 
@@ -85,6 +86,11 @@ func (m *Machine) apt(ctx context.Context, p *sshtest.Process, isApt bool) int {
 			a.timeout = time.Duration(n) * time.Second
 		case k == "apt::get::assume-yes":
 			a.yes = val == "true" || val == "1" || val == "yes"
+		case strings.HasPrefix(k, "acquire::http::proxy"), strings.HasPrefix(k, "acquire::https::proxy"):
+			if a.opts == nil {
+				a.opts = map[string]string{}
+			}
+			a.opts[k] = val
 		case k == "acquire::retries", k == "apt::install-recommends", k == "apt::install-suggests", k == "acquire::http::timeout":
 		default:
 			return notModelled(p, "apt option %s", key)
@@ -226,6 +232,7 @@ func (a *aptRun) readingLists() {
 // source is one repository named in the apt sources.
 type source struct {
 	uri, suite string
+	signedBy   string // the signed-by option, "" if none
 }
 
 // ubuntuArchive reports whether a repository URI is an Ubuntu archive
@@ -280,7 +287,7 @@ func (m *Machine) readSources() ([]source, string) {
 				}
 				for _, uri := range strings.Fields(fields["uris"]) {
 					for _, suite := range strings.Fields(fields["suites"]) {
-						out = append(out, source{uri, suite})
+						out = append(out, source{uri: uri, suite: suite, signedBy: fields["signed-by"]})
 					}
 				}
 			}
@@ -301,12 +308,20 @@ func (m *Machine) readSources() ([]source, string) {
 				return nil, fmt.Sprintf("E: Malformed entry %d in list file %s (Component)", i+1, f)
 			}
 			fields = fields[1:]
+			signedBy := ""
 			if len(fields) > 0 && strings.HasPrefix(fields[0], "[") {
-				for len(fields) > 0 && !strings.HasSuffix(fields[0], "]") {
+				// [key=value ...] (sources.list(5)); signed-by is the
+				// one the simulation reads.
+				for len(fields) > 0 {
+					opt := strings.Trim(fields[0], "[]")
+					if v, ok := strings.CutPrefix(opt, "signed-by="); ok {
+						signedBy = v
+					}
+					last := strings.HasSuffix(fields[0], "]")
 					fields = fields[1:]
-				}
-				if len(fields) > 0 {
-					fields = fields[1:]
+					if last {
+						break
+					}
 				}
 			}
 			if len(fields) < 2 {
@@ -315,7 +330,7 @@ func (m *Machine) readSources() ([]source, string) {
 			if u, err := url.Parse(fields[0]); err != nil || u.Scheme == "" {
 				return nil, fmt.Sprintf("E: Malformed entry %d in list file %s (URI parse)", i+1, f)
 			}
-			out = append(out, source{fields[0], fields[1]})
+			out = append(out, source{uri: fields[0], suite: fields[1], signedBy: signedBy})
 		}
 	}
 	return out, ""
@@ -352,19 +367,93 @@ func (a *aptRun) update() int {
 		return 100
 	}
 	defer a.unlock()
-	if _, bad := m.readSources(); bad != "" {
+	srcs, bad := m.readSources()
+	if bad != "" {
 		errf(p, "%s", bad)
 		errf(p, "E: The list of sources could not be read.")
 		return 100
 	}
+	cfg := m.aptConfig()
+	maps.Copy(cfg, a.opts)
+	transport := m.catalog.Transport()
+	// What apt prints after the progress lines (W:, E:, N: on standard
+	// error; apt-pkg/contrib/error.cc), and which repositories it fetched.
+	var warnings, errs []string
+	fetched, failed := map[string]bool{}, map[string]bool{}
+	fetchFailed := false
+	for i, s := range srcs {
+		key := repoKey(s.uri)
+		fileURL, shown := s.inRelease()
+		if transport != nil {
+			if err := transport(a.ctx, m, fileURL, a.aptProxy(fileURL, cfg)); err != nil {
+				// A repository apt cannot reach: Err on the progress
+				// lines, a warning, and the old lists stay (exit 0;
+				// apt-get.cc's update: "Some index files failed to
+				// download. They have been ignored, or old ones used
+				// instead.").
+				a.out("Err:%d %s InRelease", i+1, shown)
+				a.out("  %s", err)
+				warnings = append(warnings, fmt.Sprintf("W: Failed to fetch %s  %s", fileURL, err))
+				failed[key] = true
+				fetchFailed = true
+				continue
+			}
+		}
+		if repo, signed := m.catalog.Repository(s.uri); signed {
+			bin, _ := Dearmor([]byte(repo.Key))
+			ok, ws := m.keyringCheck(s, bin, fileURL)
+			warnings = append(warnings, ws...)
+			if !ok {
+				// apt-secure(8): a repository whose Release signature
+				// cannot be verified is not used; apt 2.4 words it so
+				// (apt-pkg/acquire-item.cc, "The following signatures
+				// couldn't be verified because the public key is not
+				// available: NO_PUBKEY %s", "The repository '%s' is not
+				// signed.").
+				why := "The following signatures couldn't be verified because the public key is not available: NO_PUBKEY " + KeyID(bin)
+				a.out("Get:%d %s InRelease [1186 B]", i+1, shown)
+				a.out("Err:%d %s InRelease", i+1, shown)
+				a.out("  %s", why)
+				warnings = append(warnings, fmt.Sprintf("W: GPG error: %s InRelease: %s", shown, why))
+				errs = append(errs, fmt.Sprintf("E: The repository '%s InRelease' is not signed.", shown),
+					"N: Updating from such a repository can't be done securely, and is therefore disabled by default.",
+					"N: See apt-secure(8) manpage for repository creation and user configuration details.")
+				failed[key] = true
+				continue
+			}
+		}
+		a.out("Hit:%d %s InRelease", i+1, shown)
+		fetched[key] = true
+	}
 	m.mu.Lock()
-	srcs := m.fetchListsLocked()
+	old := m.lists
+	oldFetched := m.listsFetched
+	m.lists = map[string]bool{}
+	for _, s := range srcs {
+		key := repoKey(s.uri)
+		switch {
+		case fetched[key]:
+			m.lists[key] = true
+		case failed[key] && oldFetched && old[key]:
+			m.lists[key] = true // the old lists are used instead
+		}
+	}
+	m.listsFetched = true
 	m.aptUpdates++
 	m.mu.Unlock()
-	for i, s := range srcs {
-		a.out("Hit:%d %s %s InRelease", i+1, strings.TrimSuffix(s.uri, "/"), s.suite)
-	}
 	a.out("Reading package lists...")
+	for _, w := range warnings {
+		errf(p, "%s", w)
+	}
+	if fetchFailed {
+		errf(p, "W: Some index files failed to download. They have been ignored, or old ones used instead.")
+	}
+	for _, e := range errs {
+		errf(p, "%s", e)
+	}
+	if len(errs) > 0 {
+		return 100
+	}
 	return 0
 }
 

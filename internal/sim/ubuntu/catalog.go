@@ -104,8 +104,10 @@ type Unit struct {
 // more versions. The zero value is an empty catalog ready to use. A
 // catalog may be shared by several machines; it is safe for concurrent use.
 type Catalog struct {
-	mu   sync.RWMutex
-	pkgs map[string][]Package // newest version first
+	mu        sync.RWMutex
+	pkgs      map[string][]Package  // newest version first
+	repos     map[string]Repository // signed repositories, by repoKey
+	transport AptTransport          // how apt reaches repositories; nil: always
 }
 
 // Add adds a package version to the catalog, replacing one with the same

@@ -16,9 +16,9 @@ import (
 // (apt, apt-get, apt-mark, apt-cache), dpkg (dpkg, dpkg-query), systemd
 // (systemctl, hostnamectl), init-system-helpers (service), util-linux and
 // mount (lsblk, blkid, mkfs, mount, umount, mountpoint, findmnt),
-// e2fsprogs (mke2fs, mkfs.ext2/3/4), coreutils (df, arch) and lsb-release
-// (lsb_release). Removing one of them removes its programs, as on a real
-// machine. Packages outside the base set bring no programs unless noted:
+// e2fsprogs (mke2fs, mkfs.ext2/3/4), coreutils (df, arch), lsb-release
+// (lsb_release) and gnupg (gpg --dearmor). Removing one of them removes
+// its programs, as on a real machine. Packages outside the base set bring no programs unless noted:
 // running jq after installing it fails with "command not found", which
 // tells a test author that the simulation lacks it.
 func DefaultCatalog() *Catalog {
@@ -74,7 +74,7 @@ func DefaultCatalog() *Catalog {
 		base("openssl", "3.0.2-0ubuntu1.14"),
 		base("libcurl4", "7.81.0-1ubuntu1.15"),
 		base("curl", "7.81.0-1ubuntu1.15", "libcurl4"),
-		base("gnupg", "2.2.27-3ubuntu2.1"),
+		tools(base("gnupg", "2.2.27-3ubuntu2.1"), map[string]Tool{"/usr/bin/gpg": gpgTool}),
 		base("software-properties-common", "0.99.22.9", "python3"),
 		units(base("cron", "3.0pl1-137ubuntu3"), "cron.service"),
 		units(base("rsyslog", "8.2112.0-2ubuntu2.2"), "rsyslog.service"),

@@ -35,7 +35,17 @@
 //     (and which a concurrent apt-get really holds). A fresh machine's
 //     package lists are empty: apt-get finds only installed packages until
 //     apt-get update runs, and a package from a third-party repository
-//     ([Package.Repo]) only once a source names that repository.
+//     ([Package.Repo]) only once a source names that repository. A
+//     signed repository ([Catalog.AddRepository]) is used only when the
+//     keyring its source names (signed-by, one-line or deb822), or else
+//     /etc/apt/trusted.gpg(.d), holds its key: binary in *.gpg, armored
+//     in *.asc; otherwise apt 2.4's NO_PUBKEY error, exit 100. With a
+//     [Catalog.SetTransport], apt-get update reaches each repository over
+//     the network, through the proxy apt's configuration names
+//     (Acquire::http(s)::Proxy[::HOST] in /etc/apt/apt.conf(.d), -o, or
+//     http(s)_proxy and no_proxy); an unreachable one is a warning and its
+//     old lists stay. gpg --dearmor ([Dearmor]) turns an armored key into
+//     a keyring.
 //     DEBIAN_FRONTEND=noninteractive silences debconf for packages that ask
 //     questions. Installing runs [Package.OnInstall] (the postinst), then
 //     enables and starts the package's units; a failing hook leaves the
@@ -92,9 +102,11 @@
 //
 //   - Package contents beyond what a [Package] declares, maintainer
 //     script prompts about changed configuration files, version
-//     constraints in dependencies, alternatives, virtual packages, apt
-//     signing keys (a source is trusted once it is named), downloads
-//     and sizes.
+//     constraints in dependencies, alternatives, virtual packages,
+//     signatures themselves (a repository's key is checked, nothing is
+//     verified; repositories not added as signed are trusted once named),
+//     keyring fingerprints in signed-by, downloads and sizes. gpg does
+//     --dearmor only.
 //   - systemd dependencies between units, sockets activating services,
 //     timers, masking, the journal; boot itself: the image's units are
 //     running when Install returns, and their counters start at zero.

@@ -1,0 +1,380 @@
+package kube_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mgmtkit/mgmtkit/remote/sshtest"
+)
+
+func TestInitPreflight(t *testing.T) {
+	e := newEnv(t)
+	t.Run("not root", func(t *testing.T) {
+		n := e.node("m0", "10.0.2.4")
+		n.write("/tmp/init.yaml", initYAML("m0", "10.0.2.4", "", ""), 0o644)
+		r := n.run(false, "kubeadm init --config /tmp/init.yaml")
+		wantContains(t, "stderr", r.stderr, "[ERROR IsPrivilegedUser]: user is not running as root")
+	})
+	t.Run("ip_forward and containerd", func(t *testing.T) {
+		n := e.node("m1", "10.0.2.5", nodeOpts{noForward: true})
+		n.mustRun(true, "systemctl stop containerd")
+		n.write("/etc/kubernetes/mgmtkit/init.yaml", initYAML("m1", "10.0.2.5", "", ""), 0o600)
+		r := n.run(true, "kubeadm init --config /etc/kubernetes/mgmtkit/init.yaml --upload-certs")
+		if r.code != 1 {
+			t.Fatalf("exit %d", r.code)
+		}
+		wantContains(t, "stderr", r.stderr,
+			"error execution phase preflight: [preflight] Some fatal errors occurred:",
+			"[ERROR FileContent--proc-sys-net-ipv4-ip_forward]: /proc/sys/net/ipv4/ip_forward contents are not set to 1",
+			"[ERROR CRI]: could not connect to the container runtime",
+			"--ignore-preflight-errors=...")
+		if e.w.ClusterOf(n.Machine) != nil || n.Server().FS().Exists("/etc/kubernetes/admin.conf") {
+			t.Error("a refused init made a cluster")
+		}
+	})
+	t.Run("swap", func(t *testing.T) {
+		n := e.node("m2", "10.0.2.6")
+		n.write("/proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/swap.img                               file\t\t2097148\t\t0\t\t-2\n", 0o444)
+		n.write("/etc/kubernetes/mgmtkit/init.yaml", initYAML("m2", "10.0.2.6", "", ""), 0o600)
+		r := n.run(true, "kubeadm init --config /etc/kubernetes/mgmtkit/init.yaml")
+		wantContains(t, "stderr", r.stderr, "[WARNING Swap]", "error execution phase wait-control-plane: failed while waiting for the kubelet to start")
+		if r.code != 1 || e.w.ClusterOf(n.Machine) != nil {
+			t.Errorf("init with swap: exit %d", r.code)
+		}
+	})
+	t.Run("already initialised", func(t *testing.T) {
+		n := e.node("m3", "10.0.2.7")
+		n.initMaster("")
+		r := n.run(true, "kubeadm init --config /etc/kubernetes/mgmtkit/init.yaml --upload-certs")
+		wantContains(t, "stderr", r.stderr, "[ERROR FileAvailable--etc-kubernetes-manifests-kube-apiserver.yaml]: /etc/kubernetes/manifests/kube-apiserver.yaml already exists")
+		// ignorePreflightErrors of the configuration downgrades them.
+		n.write("/tmp/ignore.yaml", initYAML("m3", "10.0.2.7", "", "  ignorePreflightErrors:\n  - all\n"), 0o600)
+		if r := n.run(true, "kubeadm init --config /tmp/ignore.yaml"); !strings.Contains(r.stderr, "[WARNING FileAvailable--etc-kubernetes-manifests-kube-apiserver.yaml]") {
+			t.Errorf("ignored: %s", r.stderr)
+		}
+	})
+}
+
+func TestStrictDecoding(t *testing.T) {
+	e := newEnv(t)
+	n := e.node("m1", "10.0.3.5")
+	bad := initYAML("m1", "10.0.3.5", "", "  kubeletExtraArg:\n  - name: node-ip\n    value: 1.2.3.4\n") + "cgroupDriverr: systemd\n"
+	n.write("/etc/kubernetes/mgmtkit/init.yaml", bad, 0o600)
+	r := n.run(true, "kubeadm init --config /etc/kubernetes/mgmtkit/init.yaml")
+	// kubeadm 1.36 warns and goes on (strictErrors is only for kubeadm
+	// config validate).
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	wantContains(t, "stderr", r.stderr,
+		`error unmarshaling configuration schema.GroupVersionKind{Group:"kubeadm.k8s.io", Version:"v1beta4", Kind:"InitConfiguration"}: strict decoding error: unknown field "nodeRegistration.kubeletExtraArg"`,
+		`Kind:"KubeletConfiguration"}: strict decoding error: unknown field "cgroupDriverr"`)
+	if got := e.w.ConfigWarnings(); len(got) != 2 {
+		t.Errorf("ConfigWarnings: %q", got)
+	}
+	for _, tc := range []struct{ name, doc, want string }{
+		{"type error", "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nlocalAPIEndpoint:\n  bindPort: high\n", "cannot unmarshal string"},
+		{"no kind", "apiVersion: kubeadm.k8s.io/v1beta4\n", "kind and apiVersion is mandatory information that must be specified"},
+		{"old version", "apiVersion: kubeadm.k8s.io/v1beta3\nkind: InitConfiguration\n", `"kubeadm.k8s.io/v1beta3"`},
+		{"twice", "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n---\napiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n", `kind "ClusterConfiguration" is specified twice in YAML file`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n.write("/tmp/c.yaml", tc.doc, 0o600)
+			r := n.run(true, "kubeadm join --config /tmp/c.yaml")
+			if r.code != 1 {
+				t.Fatalf("exit %d", r.code)
+			}
+			wantContains(t, "stderr", r.stderr, tc.want)
+		})
+	}
+}
+
+func TestResetAndReinit(t *testing.T) {
+	e := newEnv(t)
+	m1 := e.node("master1", "10.0.4.5")
+	m2 := e.node("master2", "10.0.4.6")
+	w1 := e.node("worker1", "10.0.4.12")
+	m1.initMaster("10.0.4.5:6443")
+	tok, hash := m1.token(), m1.caHash()
+	if r := m2.join("10.0.4.5:6443", tok, hash, true, certKey); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := w1.join("10.0.4.5:6443", tok, hash, false, ""); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	c := e.w.ClusterOf(m1.Machine)
+	if len(c.EtcdMembers()) != 2 {
+		t.Fatalf("etcd: %+v", c.EtcdMembers())
+	}
+	out := m2.mustRun(true, "kubeadm reset --force")
+	wantContains(t, "reset", out, "[reset] Stopping the kubelet service", "[reset] Deleting contents of directories: [/etc/kubernetes/manifests /var/lib/kubelet /etc/kubernetes/pki /var/lib/etcd]")
+	if members := c.EtcdMembers(); len(members) != 1 || members[0].Name != "master-10-0-4-5" {
+		t.Errorf("etcd after reset: %+v", members)
+	}
+	for _, f := range []string{"/etc/kubernetes/admin.conf", "/etc/kubernetes/kubelet.conf", "/etc/kubernetes/pki/ca.crt", "/etc/kubernetes/manifests/etcd.yaml"} {
+		if m2.Server().FS().Exists(f) {
+			t.Errorf("%s left after reset", f)
+		}
+	}
+	if m2.Service("kubelet").Active || !m2.Server().FS().Exists("/etc/kubernetes/manifests") {
+		t.Error("reset: want the kubelet stopped and the manifests directory kept")
+	}
+	if e.w.ClusterOf(m2.Machine) != nil {
+		t.Error("a reset machine is still a member")
+	}
+	// The Node object stays, NotReady/Unknown: kubectl delete node is
+	// what removes it.
+	nodes, _ := c.Nodes(e.ctx)
+	if n := nodeByName(nodes, "master-10-0-4-6"); n == nil {
+		t.Error("reset deleted the Node")
+	}
+	// Without --force, reset asks.
+	r := w1.run(true, "kubeadm reset", "n\n")
+	wantContains(t, "reset without --force", r.stderr, "won't proceed")
+	w1.mustRun(true, "kubeadm reset -f")
+	// The reset master can join again (the kubelet is started by join).
+	if r := m2.join("10.0.4.5:6443", m1.token(), hash, true, certKey); r.code != 0 {
+		t.Fatalf("rejoin: %s", r.stderr)
+	}
+	if len(c.EtcdMembers()) != 2 {
+		t.Errorf("etcd after rejoin: %+v", c.EtcdMembers())
+	}
+	// A Ready node of that name refuses a join under the same name.
+	cniDaemonSet(t, e, c)
+	w1.write("/tmp/clash.yaml", joinYAML("master-10-0-4-6", "10.0.4.12", "10.0.4.5:6443", m1.token(), hash, false, ""), 0o600)
+	if r := w1.run(true, "kubeadm join --config /tmp/clash.yaml"); !strings.Contains(r.stderr, `a Node with name "master-10-0-4-6" and status "Ready" already exists in the cluster`) {
+		t.Errorf("name clash: %d %s", r.code, r.stderr)
+	}
+}
+
+func TestUploadCertsPhase(t *testing.T) {
+	e := newEnv(t)
+	m1 := e.node("master1", "10.0.5.5")
+	m2 := e.node("master2", "10.0.5.6")
+	m1.write("/etc/kubernetes/mgmtkit/init.yaml", initYAML("master-10-0-5-5", "10.0.5.5", "10.0.5.5:6443", ""), 0o600)
+	// init without --upload-certs: no kubeadm-certs yet.
+	m1.mustRun(true, "kubeadm init --config /etc/kubernetes/mgmtkit/init.yaml --skip-token-print")
+	tok, hash := m1.token(), m1.caHash()
+	if r := m2.join("10.0.5.5:6443", tok, hash, true, certKey); !strings.Contains(r.stderr, `secrets "kubeadm-certs" not found`) {
+		t.Fatalf("join before upload-certs: %s", r.stderr)
+	}
+	const newKey = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+	m1.write("/etc/kubernetes/mgmtkit/upload-certs.yaml", strings.Replace(initYAML("master-10-0-5-5", "10.0.5.5", "10.0.5.5:6443", ""), certKey, newKey, 1), 0o600)
+	out := m1.mustRun(true, "kubeadm init phase upload-certs --upload-certs --config /etc/kubernetes/mgmtkit/upload-certs.yaml --skip-certificate-key-print")
+	if strings.Contains(out, newKey) || !strings.Contains(out, "<value withheld>") {
+		t.Errorf("upload-certs printed the key:\n%s", out)
+	}
+	if r := m2.join("10.0.5.5:6443", tok, hash, true, newKey); r.code != 0 {
+		t.Fatalf("join after upload-certs: %s", r.stderr)
+	}
+}
+
+// haproxyCfg is HAProxy's configuration as the SDK renders it (kubeadm
+// package, ConfigureHAProxy).
+func haproxyCfg(backends ...string) string {
+	var b strings.Builder
+	b.WriteString("global\n\tlog /dev/log local0\n\tchroot /var/lib/haproxy\n\tstats socket /run/haproxy/admin.sock mode 660 level admin\n\tstats timeout 30s\n\tuser haproxy\n\tgroup haproxy\n\tdaemon\n\n")
+	b.WriteString("defaults\n\tlog global\n\tmode tcp\n\toption tcplog\n\toption dontlognull\n\ttimeout connect 5s\n\ttimeout client 1h\n\ttimeout server 1h\n\ttimeout check 5s\n\n")
+	b.WriteString("frontend kube-apiserver\n\tbind *:16443\n\tdefault_backend kube-apiserver\n\nbackend kube-apiserver\n\tbalance roundrobin\n\toption tcp-check\n\tdefault-server inter 5s fall 3 rise 2\n")
+	for _, a := range backends {
+		fmt.Fprintf(&b, "\tserver master-%s %s:6443 check\n", strings.ReplaceAll(a, ".", "-"), a)
+	}
+	return b.String()
+}
+
+// keepalivedConf is keepalived's configuration as the SDK renders it.
+func keepalivedConf(vip string, priority int) string {
+	return fmt.Sprintf(`# Managed by mgmtkit: the Kubernetes API virtual IP.
+global_defs {
+	enable_script_security
+	script_user root
+}
+
+vrrp_script chk_haproxy {
+	script "/usr/bin/systemctl is-active --quiet haproxy.service"
+	interval 2
+	timeout 5
+	fall 2
+	rise 2
+}
+
+vrrp_instance kube_apiserver {
+	state BACKUP
+	interface ens3
+	virtual_router_id 51
+	priority %d
+	advert_int 1
+	virtual_ipaddress {
+		%s/24 dev ens3
+	}
+	track_script {
+		chk_haproxy
+	}
+}
+`, priority, vip)
+}
+
+func TestHAProxyAndKeepalived(t *testing.T) {
+	e := newEnv(t)
+	addrs := []string{"10.0.6.5", "10.0.6.6", "10.0.6.7"}
+	const vip = "10.0.6.100"
+	var ms []*node
+	for i, a := range addrs {
+		n := e.node(fmt.Sprintf("master%d", i+1), a, nodeOpts{extraPkgs: []string{"haproxy", "keepalived"}})
+		n.write("/etc/haproxy/haproxy.cfg", haproxyCfg(addrs...), 0o644)
+		n.write("/etc/keepalived/keepalived.conf", keepalivedConf(vip+"", 103-i), 0o644)
+		if out := n.mustRun(true, "haproxy -c -f /etc/haproxy/haproxy.cfg"); out != "Configuration file is valid\n" {
+			t.Errorf("haproxy -c: %q", out)
+		}
+		n.mustRun(true, "keepalived --config-test -f /etc/keepalived/keepalived.conf")
+		n.mustRun(true, "systemctl restart haproxy keepalived")
+		ms = append(ms, n)
+	}
+	if e.w.VIPHolder(vip) != ms[0].Machine {
+		t.Fatal("the VIP is not with the highest priority")
+	}
+	ms[0].write("/etc/kubernetes/mgmtkit/init.yaml", initYAML("master-10-0-6-5", "10.0.6.5", vip+":16443", ""), 0o600)
+	ms[0].mustRun(true, "kubeadm init --config /etc/kubernetes/mgmtkit/init.yaml --upload-certs")
+	tok, hash := ms[0].token(), ms[0].caHash()
+	for _, n := range ms[1:] {
+		if r := n.join(vip+":16443", tok, hash, true, certKey); r.code != 0 {
+			t.Fatalf("join through the VIP: %s", r.stderr)
+		}
+	}
+	c := e.w.ClusterOf(ms[0].Machine)
+	// The first backend's API server down: HAProxy's checks skip it.
+	ms[0].mustRun(true, "systemctl stop kubelet")
+	if got, err := e.w.Dial(ms[2].Machine, vip+":16443"); err != nil || got != c {
+		t.Errorf("16443 with a dead backend: %v %v", got, err)
+	}
+	if _, err := e.w.Dial(ms[2].Machine, "10.0.6.5:6443"); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("a stopped API server answers: %v", err)
+	}
+	// keepalived stopping moves the VIP to the next priority; so does
+	// HAProxy stopping (the tracked script fails).
+	ms[0].mustRun(true, "systemctl stop keepalived")
+	if e.w.VIPHolder(vip) != ms[1].Machine {
+		t.Error("the VIP did not move to the second master")
+	}
+	ms[1].mustRun(true, "systemctl stop haproxy")
+	if e.w.VIPHolder(vip) != ms[2].Machine {
+		t.Error("the VIP stayed with a master whose HAProxy stopped")
+	}
+	ms[0].mustRun(true, "systemctl start keepalived")
+	if e.w.VIPHolder(vip) != ms[0].Machine {
+		t.Error("the highest priority did not take the VIP back")
+	}
+	// A reload with a broken configuration fails and keeps the old one.
+	ms[2].write("/etc/haproxy/haproxy.cfg", "frontend x\n\tbind *:16443\n\tdefault_backend nowhere\n", 0o644)
+	if r := ms[2].run(true, "haproxy -c -f /etc/haproxy/haproxy.cfg"); r.code != 1 || !strings.Contains(r.stderr, "unable to find required default_backend: 'nowhere'") {
+		t.Errorf("haproxy -c of a broken file: %d %s", r.code, r.stderr)
+	}
+	if r := ms[2].run(true, "systemctl reload haproxy"); r.code == 0 {
+		t.Error("reload with a broken configuration succeeded")
+	}
+	if _, err := e.w.Dial(ms[1].Machine, "10.0.6.7:16443"); err != nil {
+		t.Errorf("the old configuration was dropped: %v", err)
+	}
+}
+
+func TestConfigChecksRefuse(t *testing.T) {
+	e := newEnv(t)
+	n := e.node("lb", "10.0.7.5", nodeOpts{noKubePkgs: true, extraPkgs: []string{"haproxy", "keepalived"}})
+	for _, tc := range []struct{ cfg, want string }{
+		{"frontend f\n\tbind *:16443\n\tfrobnicate yes\n", "unknown keyword 'frobnicate' in 'frontend' section"},
+		{"backend b\n\tserver s1 10.0.0.5\n", "invalid address"},
+		{"defaults\n\tmode tls\n", "'mode' expects one of"},
+	} {
+		n.write("/tmp/h.cfg", tc.cfg, 0o644)
+		r := n.run(false, "haproxy -c -f /tmp/h.cfg")
+		if r.code != 1 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("haproxy -c %q: %d %s", tc.cfg, r.code, r.stderr)
+		}
+	}
+	for _, tc := range []struct{ cfg, want string }{
+		{strings.Replace(keepalivedConf("10.0.7.100", 100), "priority 100", "priority 300", 1), "Priority not valid"},
+		{strings.Replace(keepalivedConf("10.0.7.100", 100), "virtual_router_id 51", "virtual_router_id 0", 1), "VRID '0' not valid"},
+		{strings.Replace(keepalivedConf("10.0.7.100", 100), "chk_haproxy\n\t}", "chk_nothing\n\t}", 1), "track script chk_nothing not found"},
+		{keepalivedConf("10.0.7.100", 100) + "vrrp_instance x {\n", "Missing '}'"},
+		{strings.Replace(keepalivedConf("10.0.7.100", 100), "advert_int 1", "advert_intt 1", 1), "Unknown keyword 'advert_intt'"},
+	} {
+		n.write("/tmp/k.conf", tc.cfg, 0o644)
+		r := n.run(false, "keepalived --config-test -f /tmp/k.conf")
+		if r.code != 4 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("keepalived -t: %d %s", r.code, r.stderr)
+		}
+	}
+}
+
+func TestEtcdExec(t *testing.T) {
+	e := newEnv(t)
+	m1 := e.node("master1", "10.0.8.5")
+	m2 := e.node("master2", "10.0.8.6")
+	m1.initMaster("10.0.8.5:6443")
+	if r := m2.join("10.0.8.5:6443", m1.token(), m1.caHash(), true, certKey); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	c := e.w.ClusterOf(m1.Machine)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "etcd-master-10-0-8-5"}, Spec: corev1.PodSpec{NodeName: "master-10-0-8-5"}}
+	exec := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		p := &sshtest.Process{Args: []string{"kubectl"}, Stdout: &out, Stderr: &errb}
+		argv := append([]string{"etcdctl", "--endpoints=https://127.0.0.1:2379", "--cacert=/etc/kubernetes/pki/etcd/ca.crt", "--cert=/etc/kubernetes/pki/etcd/server.crt", "--key=/etc/kubernetes/pki/etcd/server.key"}, args...)
+		code := e.w.EtcdExec(context.Background(), p, pod, argv)
+		return out.String(), errb.String(), code
+	}
+	out, _, code := exec("member", "list", "-w", "json")
+	var list struct {
+		Header  map[string]uint64 `json:"header"`
+		Members []struct {
+			ID         uint64   `json:"ID"`
+			Name       string   `json:"name"`
+			PeerURLs   []string `json:"peerURLs"`
+			ClientURLs []string `json:"clientURLs"`
+		} `json:"members"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list.Members) != 2 || list.Members[1].Name != "master-10-0-8-6" || list.Header["cluster_id"] == 0 {
+		t.Fatalf("member list: %d %s", code, out)
+	}
+	id := list.Members[1].ID
+	out, _, code = exec("member", "remove", fmt.Sprintf("%x", id))
+	if code != 0 || !strings.HasPrefix(out, fmt.Sprintf("Member %16x removed from cluster ", id)) {
+		t.Errorf("member remove: %d %q", code, out)
+	}
+	if len(c.EtcdMembers()) != 1 {
+		t.Errorf("members after remove: %+v", c.EtcdMembers())
+	}
+	if _, errOut, code := exec("member", "remove", fmt.Sprintf("%x", id)); code != 1 || !strings.Contains(errOut, "Error: etcdserver: member not found") {
+		t.Errorf("second remove: %d %s", code, errOut)
+	}
+}
+
+// kubectl on a control plane reaches the cluster through admin.conf's
+// server; etcdctl answers in the etcd static pods.
+func TestKubectlThroughTheWorld(t *testing.T) {
+	e := newEnv(t)
+	m1 := e.node("master1", "10.0.9.5")
+	w1 := e.node("worker1", "10.0.9.12")
+	m1.initMaster("10.0.9.5:6443")
+	if r := w1.join("10.0.9.5:6443", m1.token(), m1.caHash(), false, ""); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	out := m1.mustRun(true, "kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes -o json")
+	var list corev1.NodeList
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Items) != 2 {
+		t.Fatalf("get nodes: %v\n%s", err, out)
+	}
+	out = m1.mustRun(true, "kubectl --kubeconfig=/etc/kubernetes/admin.conf exec --namespace=kube-system etcd-master-10-0-9-5 -- etcdctl --endpoints=https://127.0.0.1:2379 --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt --key=/etc/kubernetes/pki/etcd/server.key member list -w json")
+	wantContains(t, "member list", out, `"name":"master-10-0-9-5"`, `"peerURLs":["https://10.0.9.5:2380"]`)
+	// The API server down: kubectl is refused.
+	m1.mustRun(true, "systemctl stop kubelet")
+	r := m1.run(true, "kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes -o json")
+	wantContains(t, "kubectl with the API server down", r.stderr, "The connection to the server 10.0.9.5:6443 was refused")
+}

@@ -1,0 +1,418 @@
+package kube
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/yaml"
+)
+
+// toMap returns an object as the JSON map kubectl prints, apiVersion and
+// kind set (kubectl get decodes into unstructured objects, so its JSON
+// and YAML have sorted keys).
+func toMap(obj Object) (map[string]any, error) {
+	var m map[string]any
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		m = runtime.DeepCopyJSON(u.Object)
+	} else {
+		var err error
+		if m, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj); err != nil {
+			return nil, err
+		}
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	m["apiVersion"], m["kind"] = gvk.GroupVersion().String(), gvk.Kind
+	return m, nil
+}
+
+// printJSON prints v as kubectl's JSON printer does
+// (cli-runtime/pkg/printers/json.go: four-space indent, a newline).
+func (s *session) printJSON(v any) error {
+	b, err := json.MarshalIndent(v, "", "    ")
+	if err != nil {
+		return err
+	}
+	s.out("%s\n", b)
+	return nil
+}
+
+// fieldFilter is a parsed --field-selector: each term k=v or k!=v.
+type fieldFilter []struct {
+	key, val string
+	neg      bool
+}
+
+// supportedFields are the field labels the API server accepts per kind
+// (pkg/registry/core/pod/strategy.go ToSelectableFields, node and secret
+// strategies; metadata.name and metadata.namespace everywhere).
+var supportedFields = map[string][]string{
+	"Pod":    {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "status.phase", "status.podIP", "status.nominatedNodeName"},
+	"Node":   {"spec.unschedulable"},
+	"Secret": {"type"},
+}
+
+func parseFieldSelector(gvk schema.GroupVersionKind, sel string) (fieldFilter, error) {
+	var f fieldFilter
+	if sel == "" {
+		return nil, nil
+	}
+	for _, term := range strings.Split(sel, ",") {
+		var k, v string
+		neg := false
+		switch {
+		case strings.Contains(term, "!="):
+			k, v, _ = strings.Cut(term, "!=")
+			neg = true
+		case strings.Contains(term, "=="):
+			k, v, _ = strings.Cut(term, "==")
+		case strings.Contains(term, "="):
+			k, v, _ = strings.Cut(term, "=")
+		default:
+			return nil, fmt.Errorf("invalid selector: '%s'; can't understand '%s'", sel, term)
+		}
+		ok := k == "metadata.name" || k == "metadata.namespace"
+		for _, x := range supportedFields[gvk.Kind] {
+			ok = ok || x == k
+		}
+		if !ok {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("Unable to find %q that match label selector \"\", field selector %q: field label not supported: %s",
+				fmt.Sprintf("%s/%s, Resource=%s", gvk.Group, gvk.Version, Resource(gvk).Resource), sel, k))
+		}
+		f = append(f, struct {
+			key, val string
+			neg      bool
+		}{k, v, neg})
+	}
+	return f, nil
+}
+
+func (f fieldFilter) matches(obj Object) bool {
+	for _, t := range f {
+		var got string
+		switch t.key {
+		case "metadata.name":
+			got = obj.GetName()
+		case "metadata.namespace":
+			got = obj.GetNamespace()
+		default:
+			switch o := obj.(type) {
+			case *corev1.Pod:
+				got = map[string]string{
+					"spec.nodeName": o.Spec.NodeName, "spec.restartPolicy": string(o.Spec.RestartPolicy),
+					"spec.schedulerName": o.Spec.SchedulerName, "spec.serviceAccountName": o.Spec.ServiceAccountName,
+					"status.phase": string(o.Status.Phase), "status.podIP": o.Status.PodIP,
+					"status.nominatedNodeName": o.Status.NominatedNodeName,
+				}[t.key]
+			case *corev1.Node:
+				got = fmt.Sprint(o.Spec.Unschedulable)
+			case *corev1.Secret:
+				got = string(o.Type)
+			}
+		}
+		if (got == t.val) == t.neg {
+			return false
+		}
+	}
+	return true
+}
+
+// get is `kubectl get TYPE [NAME...]` (staging/src/k8s.io/kubectl/pkg/cmd/get/get.go).
+func (s *session) get() int {
+	if len(s.args) == 0 {
+		s.errOut("You must specify the type of resource to get. Use \"kubectl api-resources\" for a complete list of supported resources.\n\n")
+		s.errOut("error: Required resource not specified.\nUse \"kubectl explain <resource>\" for a detailed description of that resource (e.g. kubectl explain pods).\nSee 'kubectl get -h' for help and examples\n")
+		return 1
+	}
+	typ, names := s.args[0], s.args[1:]
+	if t, n, ok := strings.Cut(typ, "/"); ok {
+		typ, names = t, append([]string{n}, names...)
+	}
+	gvk, ok := resourceTypes[strings.ToLower(typ)]
+	if !ok {
+		s.errOut("error: the server doesn't have a resource type %q\n", typ)
+		return 1
+	}
+	output, _ := s.flag("output")
+	switch output {
+	case "", "json", "yaml", "name", "wide":
+	default:
+		s.errOut("error: unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml\n", output)
+		return 1
+	}
+	ns := s.ns
+	if !Namespaced(gvk) || (s.on("all-namespaces") && len(names) == 0) {
+		ns = ""
+	}
+	fsel, _ := s.flag("field-selector")
+	filter, err := parseFieldSelector(gvk, fsel)
+	if err != nil {
+		return s.fail(err)
+	}
+	lsel, _ := s.flag("selector")
+	lfilter, err := labels.Parse(lsel)
+	if err != nil {
+		return s.fail(err)
+	}
+	var objs []Object
+	var errs []error
+	if len(names) > 0 {
+		for _, n := range names {
+			if err := s.can("get", gvk, ns, n); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			o, err := s.api.Get(s.ctx, gvk, ns, n)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			objs = append(objs, o)
+		}
+	} else {
+		if err := s.can("list", gvk, ns, ""); err != nil {
+			return s.fail(err)
+		}
+		all, err := s.api.List(s.ctx, gvk, ns)
+		if err != nil {
+			return s.fail(err)
+		}
+		for _, o := range all {
+			if filter.matches(o) && lfilter.Matches(labels.Set(o.GetLabels())) {
+				objs = append(objs, o)
+			}
+		}
+	}
+	code := 0
+	if err := s.print(gvk, objs, output, len(names) == 1 && len(errs) == 0, ns == "" && Namespaced(gvk)); err != nil {
+		code = s.fail(err)
+	}
+	if len(names) == 0 && len(objs) == 0 && (output == "" || output == "wide") {
+		if ns != "" {
+			s.errOut("No resources found in %s namespace.\n", ns)
+		} else {
+			s.errOut("No resources found\n")
+		}
+	}
+	for _, err := range errs {
+		code = s.fail(err)
+	}
+	return code
+}
+
+// print prints objects as get's printers do: one object alone when a
+// single name was asked for, else a List.
+func (s *session) print(gvk schema.GroupVersionKind, objs []Object, output string, single, withNS bool) error {
+	switch output {
+	case "json", "yaml":
+		var v any
+		if single && len(objs) == 1 {
+			m, err := toMap(objs[0])
+			if err != nil {
+				return err
+			}
+			v = m
+		} else {
+			items := []any{}
+			for _, o := range objs {
+				m, err := toMap(o)
+				if err != nil {
+					return err
+				}
+				items = append(items, m)
+			}
+			v = map[string]any{"apiVersion": "v1", "kind": "List", "items": items, "metadata": map[string]any{"resourceVersion": ""}}
+		}
+		if output == "json" {
+			return s.printJSON(v)
+		}
+		b, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		s.out("%s", b)
+	case "name":
+		for _, o := range objs {
+			s.out("%s/%s\n", kindString(gvk), o.GetName())
+		}
+	default:
+		if len(objs) == 0 {
+			return nil
+		}
+		s.table(gvk, objs, withNS)
+	}
+	return nil
+}
+
+// table is the default human-readable printer
+// (pkg/printers/internalversion/printers.go; cli-runtime's
+// printers.GetNewTabWriter: minimum width 6, padding 3), for the columns
+// the simulation fills.
+func (s *session) table(gvk schema.GroupVersionKind, objs []Object, withNS bool) {
+	w := tabwriter.NewWriter(s.p.Stdout, 6, 4, 3, ' ', 0)
+	defer w.Flush()
+	age := func(o Object) string {
+		t := o.GetCreationTimestamp()
+		if t.IsZero() {
+			return "<unknown>"
+		}
+		return duration.HumanDuration(time.Since(t.Time))
+	}
+	prefix := func(o Object) string {
+		if withNS {
+			return o.GetNamespace() + "\t"
+		}
+		return ""
+	}
+	header := ""
+	if withNS {
+		header = "NAMESPACE\t"
+	}
+	switch gvk.Kind {
+	case "Node":
+		fmt.Fprintln(w, header+"NAME\tSTATUS\tROLES\tAGE\tVERSION")
+		for _, o := range objs {
+			n := o.(*corev1.Node)
+			status := "Unknown"
+			switch nodeReady(n) {
+			case corev1.ConditionTrue:
+				status = "Ready"
+			case corev1.ConditionFalse:
+				status = "NotReady"
+			}
+			if n.Spec.Unschedulable {
+				status += ",SchedulingDisabled"
+			}
+			var roles []string
+			for l := range n.Labels {
+				if r, ok := strings.CutPrefix(l, "node-role.kubernetes.io/"); ok && r != "" {
+					roles = append(roles, r)
+				}
+			}
+			role := "<none>"
+			if len(roles) > 0 {
+				role = strings.Join(sortStrings(roles), ",")
+			}
+			fmt.Fprintf(w, "%s%s\t%s\t%s\t%s\t%s\n", prefix(o), n.Name, status, role, age(o), n.Status.NodeInfo.KubeletVersion)
+		}
+	case "Pod":
+		fmt.Fprintln(w, header+"NAME\tREADY\tSTATUS\tRESTARTS\tAGE")
+		for _, o := range objs {
+			p := o.(*corev1.Pod)
+			ready := 0
+			for _, c := range p.Status.ContainerStatuses {
+				if c.Ready {
+					ready++
+				}
+			}
+			fmt.Fprintf(w, "%s%s\t%d/%d\t%s\t0\t%s\n", prefix(o), p.Name, ready, len(p.Spec.Containers), p.Status.Phase, age(o))
+		}
+	default:
+		fmt.Fprintln(w, header+"NAME\tAGE")
+		for _, o := range objs {
+			fmt.Fprintf(w, "%s%s\t%s\n", prefix(o), o.GetName(), age(o))
+		}
+	}
+}
+
+// cordon is `kubectl cordon|uncordon NODE...` (cmd/drain/drain.go
+// RunCordonOrUncordon, pkg/drain/cordon.go): it sets
+// spec.unschedulable and prints "node/NAME cordoned", or "already
+// cordoned" when there is nothing to change.
+func (s *session) cordon(desired bool) int {
+	verb := "cordon"
+	if !desired {
+		verb = "uncordon"
+	}
+	if len(s.args) == 0 {
+		s.errOut("error: USAGE: %s NODE [flags]\nSee 'kubectl %s -h' for help and examples\n", verb, verb)
+		return 1
+	}
+	code := 0
+	for _, name := range s.args {
+		if _, err := s.setUnschedulable(name, desired); err != nil {
+			code = s.fail(err)
+		}
+	}
+	return code
+}
+
+// setUnschedulable cordons or uncordons one node and prints what it did;
+// it returns the node as it is afterwards.
+func (s *session) setUnschedulable(name string, desired bool) (*corev1.Node, error) {
+	if err := s.can("get", KindNode, "", name); err != nil {
+		return nil, err
+	}
+	o, err := s.api.Get(s.ctx, KindNode, "", name)
+	if err != nil {
+		return nil, err
+	}
+	n := o.(*corev1.Node)
+	word := map[bool]string{true: "cordoned", false: "uncordoned"}[desired]
+	if n.Spec.Unschedulable == desired {
+		s.out("node/%s already %s\n", name, word)
+		return n, nil
+	}
+	if err := s.can("patch", KindNode, "", name); err != nil {
+		return nil, err
+	}
+	n.Spec.Unschedulable = desired
+	n.ResourceVersion = "" // kubectl patches; a patch does not conflict
+	u, err := s.api.Update(s.ctx, n)
+	if err != nil {
+		return nil, fmt.Errorf("unable to %s node %q: %w", strings.TrimSuffix(word, "ed"), name, err)
+	}
+	s.out("node/%s %s\n", name, word)
+	return u.(*corev1.Node), nil
+}
+
+// delete is `kubectl delete TYPE NAME... [--ignore-not-found]` and
+// `kubectl delete -f - [--ignore-not-found]` (cmd/delete/delete.go:
+// prints `KIND "NAME" deleted`).
+func (s *session) delete() int {
+	if f, ok := s.flag("filename"); ok {
+		return s.deleteManifest(f)
+	}
+	if len(s.args) < 2 {
+		if len(s.args) == 1 && strings.Contains(s.args[0], "/") {
+			t, n, _ := strings.Cut(s.args[0], "/")
+			s.args = []string{t, n}
+		} else {
+			s.errOut("error: You must provide one or more resources by argument or filename.\nExample resource specifications include:\n   '-f rsrc.yaml'\n   '--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'\n")
+			return 1
+		}
+	}
+	gvk, ok := resourceTypes[strings.ToLower(s.args[0])]
+	if !ok {
+		s.errOut("error: the server doesn't have a resource type %q\n", s.args[0])
+		return 1
+	}
+	ns := s.ns
+	if !Namespaced(gvk) {
+		ns = ""
+	}
+	code := 0
+	for _, name := range s.args[1:] {
+		err := s.can("delete", gvk, ns, name)
+		if err == nil {
+			err = s.api.Delete(s.ctx, gvk, ns, name)
+		}
+		switch {
+		case err == nil:
+			s.out("%s %q deleted\n", kindString(gvk), name)
+		case apierrors.IsNotFound(err) && s.on("ignore-not-found"):
+		default:
+			code = s.fail(err)
+		}
+	}
+	return code
+}
