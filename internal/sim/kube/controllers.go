@@ -32,7 +32,9 @@ func (m *MemoryAPI) reconcileLocked() {
 		m.nodeIPAMLocked()
 		m.nodeLifecycleLocked()
 		m.podGCLocked()
+		m.terminatingPodsLocked()
 		m.tokensLocked()
+		m.tokenCleanerLocked()
 		m.deploymentsLocked()
 		m.replicaSetsLocked()
 		m.daemonSetsLocked()
@@ -119,7 +121,10 @@ const (
 // condition, as pkg/controller/nodelifecycle/node_lifecycle_controller.go
 // doNoScheduleTaintingPass does: Ready False → not-ready, Unknown →
 // unreachable, True → neither. A node without a Ready condition keeps
-// the taints it has (the kubelet registers a node tainted not-ready).
+// the taints it has: the kubelet registers a node without one
+// (pkg/kubelet/kubelet_node_status.go initialNode) and reports its Ready
+// condition right after; the grace period after which the controller
+// would mark a silent node Unknown does not pass here.
 func (m *MemoryAPI) nodeLifecycleLocked() {
 	for _, n := range m.nodes() {
 		var want string
@@ -346,7 +351,7 @@ func (m *MemoryAPI) replicaSetsLocked() {
 		if len(pods) > want {
 			sort.SliceStable(pods, func(i, j int) bool { return deleteFirst(pods[i], pods[j]) })
 			for _, p := range pods[:len(pods)-want] {
-				_ = m.deleteLocked(KindPod, p.Namespace, p.Name)
+				_ = m.deletePodLocked(p.Namespace, p.Name)
 			}
 		}
 	}
@@ -464,7 +469,7 @@ func (m *MemoryAPI) daemonSetsLocked() {
 			run[n.Name] = true
 			if len(byNode[n.Name]) > 0 {
 				for _, extra := range byNode[n.Name][1:] {
-					_ = m.deleteLocked(KindPod, extra.Namespace, extra.Name)
+					_ = m.deletePodLocked(extra.Namespace, extra.Name)
 				}
 				continue
 			}
@@ -484,7 +489,7 @@ func (m *MemoryAPI) daemonSetsLocked() {
 		for node, pods := range byNode {
 			if !run[node] {
 				for _, p := range pods {
-					_ = m.deleteLocked(KindPod, p.Namespace, p.Name)
+					_ = m.deletePodLocked(p.Namespace, p.Name)
 				}
 			}
 		}

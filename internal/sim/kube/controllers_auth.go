@@ -286,3 +286,25 @@ func ruleAllows(r rbacv1.PolicyRule, verb, group, resource string) bool {
 	}
 	return false
 }
+
+// tokenCleanerLocked is pkg/controller/bootstrap/tokencleaner.go: a
+// bootstrap token Secret whose expiration has passed is deleted (and
+// with it, by the garbage collector, what it owns: kubeadm makes the
+// kubeadm-certs Secret of `init phase upload-certs` owned by such a token
+// so that the certificates go when the token does). The clock is
+// [MemoryOptions.Now], read whenever the API is written to.
+func (m *MemoryAPI) tokenCleanerLocked() {
+	for _, o := range m.listLocked(KindSecret, "kube-system") {
+		s := o.(*corev1.Secret)
+		if s.Type != corev1.SecretTypeBootstrapToken {
+			continue
+		}
+		exp := string(s.Data["expiration"])
+		if exp == "" {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339, exp); err == nil && !m.now().Before(t) {
+			_ = m.deleteLocked(KindSecret, s.Namespace, s.Name)
+		}
+	}
+}

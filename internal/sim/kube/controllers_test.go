@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -362,7 +363,9 @@ func TestServiceAccountTokenAndRBAC(t *testing.T) {
 }
 
 func TestBootstrapToken(t *testing.T) {
-	m := newTestAPI(t)
+	now := new(time.Time)
+	*now = time.Date(2026, 11, 23, 16, 0, 0, 0, time.UTC)
+	m := NewMemoryAPI(MemoryOptions{Now: func() time.Time { return *now }})
 	ctx := context.Background()
 	mk := func(id, exp string) {
 		t.Helper()
@@ -381,7 +384,7 @@ func TestBootstrapToken(t *testing.T) {
 		}
 	}
 	mk("abcdef", "2026-11-23T17:00:00Z")
-	mk("zzzzzz", "2026-11-23T15:00:00Z")
+	mk("zzzzzz", "2026-11-23T16:00:01Z")
 	user, groups, err := m.Authenticate(ctx, "abcdef.0123456789abcdef")
 	if err != nil || user != "system:bootstrap:abcdef" || strings.Join(groups, ",") != "system:bootstrappers,system:bootstrappers:kubeadm:default-node-token,system:authenticated" {
 		t.Errorf("bootstrap token: %q %v %v", user, groups, err)
@@ -389,8 +392,27 @@ func TestBootstrapToken(t *testing.T) {
 	if _, _, err := m.Authenticate(ctx, "abcdef.0123456789abcdeX"); !apierrors.IsUnauthorized(err) {
 		t.Errorf("wrong secret: %v", err)
 	}
+	if _, _, err := m.Authenticate(ctx, "zzzzzz.0123456789abcdef"); err != nil {
+		t.Errorf("token expiring in a second: %v", err)
+	}
+	// Time passes: the token no longer authenticates, and the token
+	// cleaner deletes it (and what it owns) on the next write.
+	*now = now.Add(2 * time.Second)
 	if _, _, err := m.Authenticate(ctx, "zzzzzz.0123456789abcdef"); !apierrors.IsUnauthorized(err) {
 		t.Errorf("expired token: %v", err)
+	}
+	tok, _ := m.Get(ctx, KindSecret, "kube-system", "bootstrap-token-zzzzzz")
+	ref := metav1.OwnerReference{APIVersion: "v1", Kind: "Secret", Name: tok.GetName(), UID: tok.GetUID()}
+	if _, err := m.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "kubeadm-certs", Namespace: "kube-system", OwnerReferences: []metav1.OwnerReference{ref}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"bootstrap-token-zzzzzz", "kubeadm-certs"} {
+		if _, err := m.Get(ctx, KindSecret, "kube-system", n); !apierrors.IsNotFound(err) {
+			t.Errorf("%s after expiry: %v", n, err)
+		}
+	}
+	if _, err := m.Get(ctx, KindSecret, "kube-system", "bootstrap-token-abcdef"); err != nil {
+		t.Errorf("unexpired token: %v", err)
 	}
 }
 

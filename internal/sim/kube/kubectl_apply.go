@@ -275,9 +275,48 @@ func withLastApplied(u *unstructured.Unstructured) (*unstructured.Unstructured, 
 // some lists by key, which matters only for list items that someone other
 // than apply added), and fields of the last applied configuration that
 // the new one dropped are removed.
+//
+// What the API server owns is kept from the live object whatever the
+// configuration says: the status (the status subresource's, which an
+// update of the object leaves alone) and the metadata the server sets
+// (creationTimestamp, uid, resourceVersion, generation, ...: the
+// registry strategies' PrepareForUpdate, e.g. a manifest's
+// `creationTimestamp: null` changes nothing).
 func threeWay(original, modified, current map[string]any) map[string]any {
 	out := runtime.DeepCopyJSON(current)
 	mergeInto(out, original, modified)
+	if st, ok := current["status"]; ok {
+		out["status"] = runtime.DeepCopyJSONValue(st)
+	} else {
+		delete(out, "status")
+	}
+	cm, _ := current["metadata"].(map[string]any)
+	om, _ := out["metadata"].(map[string]any)
+	if om != nil {
+		for _, f := range serverMetadata {
+			if v, ok := cm[f]; ok {
+				om[f] = runtime.DeepCopyJSONValue(v)
+			} else {
+				delete(om, f)
+			}
+		}
+	}
+	return out
+}
+
+// serverMetadata are the metadata fields the API server sets.
+var serverMetadata = []string{"creationTimestamp", "uid", "resourceVersion", "generation", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"}
+
+// forCreate drops what the server sets on creation from a configuration
+// (status and server metadata: the strategies' PrepareForCreate).
+func forCreate(m map[string]any) map[string]any {
+	out := runtime.DeepCopyJSON(m)
+	delete(out, "status")
+	if md, ok := out["metadata"].(map[string]any); ok {
+		for _, f := range serverMetadata {
+			delete(md, f)
+		}
+	}
 	return out
 }
 
@@ -340,75 +379,12 @@ func (s *session) apply(diff bool) int {
 			continue
 		}
 		gvk, name, ns := mo.gvk, u.GetName(), u.GetNamespace()
-		op := "creating"
-		if err = s.can("get", gvk, ns, name); err != nil {
-			code = fail(withSource("retrieving current configuration of", source, err))
+		d, err := s.applyOne(gvk, ns, name, source, mod, diff)
+		if err != nil {
+			code = fail(err)
 			continue
 		}
-		live, err := s.api.Get(s.ctx, gvk, ns, name)
-		var merged map[string]any
-		var liveMap map[string]any
-		switch {
-		case apierrors.IsNotFound(err):
-			merged = mod.Object
-		case err != nil:
-			code = fail(withSource("retrieving current configuration of", source, err))
-			continue
-		default:
-			op = "patching"
-			if liveMap, err = toMap(live); err != nil {
-				code = fail(err)
-				continue
-			}
-			var original map[string]any
-			if a := live.GetAnnotations()[lastApplied]; a != "" {
-				_ = utiljson.Unmarshal([]byte(a), &original)
-			} else if !diff {
-				s.errOut("Warning: resource %s/%s is missing the %s annotation which is required by kubectl apply. kubectl apply should only be used on resources created declaratively by either kubectl create --save-config or kubectl apply. The missing annotation will be patched automatically.\n",
-					Resource(gvk).Resource, name, lastApplied)
-			}
-			merged = threeWay(original, mod.Object, liveMap)
-		}
-		if err := s.strict(gvk, mod.Object); err != nil {
-			code = fail(withSource(op, source, err))
-			continue
-		}
-		// What the server would store: the merged object through its Go
-		// type (fields with default values the type omits drop out).
-		merged = s.normalizeMap(gvk, merged)
-		if diff {
-			d, err := s.diffObjects(gvk, ns, name, liveMap, merged)
-			if err != nil {
-				code = fail(err)
-				continue
-			}
-			differs = differs || d
-			continue
-		}
-		switch {
-		case liveMap == nil:
-			if err := s.can("create", gvk, ns, name); err != nil {
-				code = fail(withSource(op, source, err))
-				continue
-			}
-			if _, err := s.api.Create(s.ctx, &unstructured.Unstructured{Object: merged}); err != nil {
-				code = fail(withSource(op, source, err))
-				continue
-			}
-			s.out("%s/%s created\n", kindString(gvk), name)
-		case reflect.DeepEqual(merged, liveMap):
-			s.out("%s/%s unchanged\n", kindString(gvk), name)
-		default:
-			if err := s.can("patch", gvk, ns, name); err != nil {
-				code = fail(withSource(op, source, err))
-				continue
-			}
-			if _, err := s.api.Update(s.ctx, &unstructured.Unstructured{Object: merged}); err != nil {
-				code = fail(withSource(op, source, err))
-				continue
-			}
-			s.out("%s/%s configured\n", kindString(gvk), name)
-		}
+		differs = differs || d
 	}
 	if code != 0 {
 		return code
@@ -438,6 +414,73 @@ func (s *session) normalizeMap(gvk schema.GroupVersionKind, m map[string]any) ma
 	}
 	back["apiVersion"], back["kind"] = m["apiVersion"], m["kind"]
 	return back
+}
+
+// applyOne applies (or, with diff, diffs) one object; a conflicting
+// update is retried against the fresh object, as kubectl's patcher
+// retries a conflicting patch (cmd/apply/patcher.go).
+func (s *session) applyOne(gvk schema.GroupVersionKind, ns, name, source string, mod *unstructured.Unstructured, diff bool) (bool, error) {
+	for attempt := 0; ; attempt++ {
+		op := "creating"
+		if err := s.can("get", gvk, ns, name); err != nil {
+			return false, withSource("retrieving current configuration of", source, err)
+		}
+		live, err := s.api.Get(s.ctx, gvk, ns, name)
+		var merged, liveMap map[string]any
+		switch {
+		case apierrors.IsNotFound(err):
+			merged = forCreate(mod.Object)
+		case err != nil:
+			return false, withSource("retrieving current configuration of", source, err)
+		default:
+			op = "patching"
+			if liveMap, err = toMap(live); err != nil {
+				return false, err
+			}
+			var original map[string]any
+			if a := live.GetAnnotations()[lastApplied]; a != "" {
+				_ = utiljson.Unmarshal([]byte(a), &original)
+			} else if !diff && attempt == 0 {
+				s.errOut("Warning: resource %s/%s is missing the %s annotation which is required by kubectl apply. kubectl apply should only be used on resources created declaratively by either kubectl create --save-config or kubectl apply. The missing annotation will be patched automatically.\n",
+					Resource(gvk).Resource, name, lastApplied)
+			}
+			merged = threeWay(original, mod.Object, liveMap)
+		}
+		if err := s.strict(gvk, mod.Object); err != nil {
+			return false, withSource(op, source, err)
+		}
+		// What the server would store: the merged object through its Go
+		// type (fields with default values the type omits drop out).
+		merged = s.normalizeMap(gvk, merged)
+		if diff {
+			return s.diffObjects(gvk, ns, name, liveMap, merged)
+		}
+		switch {
+		case liveMap == nil:
+			if err := s.can("create", gvk, ns, name); err != nil {
+				return false, withSource(op, source, err)
+			}
+			if _, err := s.api.Create(s.ctx, &unstructured.Unstructured{Object: merged}); err != nil {
+				return false, withSource(op, source, err)
+			}
+			s.out("%s/%s created\n", kindString(gvk), name)
+		case reflect.DeepEqual(merged, liveMap):
+			s.out("%s/%s unchanged\n", kindString(gvk), name)
+		default:
+			if err := s.can("patch", gvk, ns, name); err != nil {
+				return false, withSource(op, source, err)
+			}
+			_, err := s.api.Update(s.ctx, &unstructured.Unstructured{Object: merged})
+			if apierrors.IsConflict(err) && attempt < maxPatchRetry {
+				continue
+			}
+			if err != nil {
+				return false, withSource(op, source, err)
+			}
+			s.out("%s/%s configured\n", kindString(gvk), name)
+		}
+		return false, nil
+	}
 }
 
 // withSource is cmdutil.AddSourceToErr: an API error's message gains

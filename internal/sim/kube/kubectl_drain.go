@@ -152,9 +152,11 @@ func warnings(list []podVerdict) string {
 // API. A refused eviction (429, a PodDisruptionBudget) is retried every
 // 5 s until --timeout in real kubectl; time does not pass here, so the
 // first refusal is reported with the retry message and the global
-// timeout error follows at once. --timeout=0 means no timeout: real
-// kubectl then retries forever, and so this one blocks until its context
-// ends. The node stays cordoned when the drain fails.
+// timeout error follows at once. A pod whose kubelet does not confirm
+// its deletion (a node whose Ready condition is Unknown) is waited for
+// until the timeout as well. --timeout=0 means no timeout: real kubectl
+// then retries forever, and so this one blocks until its context ends.
+// The node stays cordoned when the drain fails.
 func (s *session) drain() int {
 	if len(s.args) == 0 {
 		s.errOut("error: USAGE: drain NODE [flags]\nSee 'kubectl drain -h' for help and examples\n")
@@ -211,6 +213,16 @@ func (s *session) drainOne(node string, timeout time.Duration) error {
 		}
 		switch {
 		case err == nil:
+			// waitForDelete: the pod must be gone (or replaced by one of
+			// another uid) before it counts as evicted.
+			if cur, gerr := s.api.Get(s.ctx, KindPod, p.Namespace, p.Name); gerr == nil && cur.GetUID() == p.UID {
+				if timeout == 0 {
+					<-s.ctx.Done()
+					return s.ctx.Err()
+				}
+				failures = append(failures, fmt.Errorf("error when waiting for pod %q in namespace %q to terminate: global timeout reached: %v", p.Name, p.Namespace, timeout))
+				continue
+			}
 			s.out("pod/%s evicted\n", p.Name)
 		case apierrors.IsNotFound(err):
 		case apierrors.IsTooManyRequests(err):

@@ -282,11 +282,13 @@ func (s *session) table(gvk schema.GroupVersionKind, objs []Object, withNS bool)
 		fmt.Fprintln(w, header+"NAME\tSTATUS\tROLES\tAGE\tVERSION")
 		for _, o := range objs {
 			n := o.(*corev1.Node)
+			// printNode: "Ready" when True, "NotReady" otherwise (Unknown
+			// included), "Unknown" without the condition.
 			status := "Unknown"
 			switch nodeReady(n) {
 			case corev1.ConditionTrue:
 				status = "Ready"
-			case corev1.ConditionFalse:
+			case corev1.ConditionFalse, corev1.ConditionUnknown:
 				status = "NotReady"
 			}
 			if n.Spec.Unschedulable {
@@ -314,7 +316,11 @@ func (s *session) table(gvk schema.GroupVersionKind, objs []Object, withNS bool)
 					ready++
 				}
 			}
-			fmt.Fprintf(w, "%s%s\t%d/%d\t%s\t0\t%s\n", prefix(o), p.Name, ready, len(p.Spec.Containers), p.Status.Phase, age(o))
+			status := string(p.Status.Phase)
+			if p.DeletionTimestamp != nil {
+				status = "Terminating"
+			}
+			fmt.Fprintf(w, "%s%s\t%d/%d\t%s\t0\t%s\n", prefix(o), p.Name, ready, len(p.Spec.Containers), status, age(o))
 		}
 	default:
 		fmt.Fprintln(w, header+"NAME\tAGE")
@@ -352,28 +358,44 @@ func (s *session) setUnschedulable(name string, desired bool) (*corev1.Node, err
 	if err := s.can("get", KindNode, "", name); err != nil {
 		return nil, err
 	}
-	o, err := s.api.Get(s.ctx, KindNode, "", name)
-	if err != nil {
-		return nil, err
-	}
-	n := o.(*corev1.Node)
 	word := map[bool]string{true: "cordoned", false: "uncordoned"}[desired]
-	if n.Spec.Unschedulable == desired {
-		s.out("node/%s already %s\n", name, word)
-		return n, nil
+	// kubectl patches spec.unschedulable (pkg/drain/cordon.go
+	// PatchOrReplace); a patch applies to the object as it is then, which
+	// an update conditional on the resourceVersion, retried on a
+	// conflict, models.
+	for attempt := 0; ; attempt++ {
+		o, err := s.api.Get(s.ctx, KindNode, "", name)
+		if err != nil {
+			return nil, err
+		}
+		n := o.(*corev1.Node)
+		if n.Spec.Unschedulable == desired {
+			if attempt == 0 {
+				s.out("node/%s already %s\n", name, word)
+			} else {
+				s.out("node/%s %s\n", name, word)
+			}
+			return n, nil
+		}
+		if err := s.can("patch", KindNode, "", name); err != nil {
+			return nil, err
+		}
+		n.Spec.Unschedulable = desired
+		u, err := s.api.Update(s.ctx, n)
+		if apierrors.IsConflict(err) && attempt < maxPatchRetry {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("unable to %s node %q: %w", strings.TrimSuffix(word, "ed"), name, err)
+		}
+		s.out("node/%s %s\n", name, word)
+		return u.(*corev1.Node), nil
 	}
-	if err := s.can("patch", KindNode, "", name); err != nil {
-		return nil, err
-	}
-	n.Spec.Unschedulable = desired
-	n.ResourceVersion = "" // kubectl patches; a patch does not conflict
-	u, err := s.api.Update(s.ctx, n)
-	if err != nil {
-		return nil, fmt.Errorf("unable to %s node %q: %w", strings.TrimSuffix(word, "ed"), name, err)
-	}
-	s.out("node/%s %s\n", name, word)
-	return u.(*corev1.Node), nil
 }
+
+// maxPatchRetry is how often kubectl retries a patch that conflicts
+// (cmd/apply/patcher.go maxPatchRetry).
+const maxPatchRetry = 5
 
 // delete is `kubectl delete TYPE NAME... [--ignore-not-found]` and
 // `kubectl delete -f - [--ignore-not-found]` (cmd/delete/delete.go:

@@ -649,3 +649,119 @@ func TestSampleCNIGivesPodNetwork(t *testing.T) {
 		t.Error("flannel may delete nodes")
 	}
 }
+
+func TestKubectlDrainDeadNode(t *testing.T) {
+	c := newCluster(t)
+	c.node("worker-10-0-0-6", "10.0.0.6", false)
+	c.node("worker-10-0-0-7", "10.0.0.7", false)
+	c.ok(strings.SplitN(webManifest, "---", 2)[0], "apply", "-f", "-")
+	var dead string
+	for _, p := range c.pods("web-") {
+		dead = p.Spec.NodeName
+	}
+	// The kubelet of that node stops reporting: Ready goes Unknown.
+	o, _ := c.api.Get(c.ctx, kube.KindNode, "", dead)
+	n := o.(*corev1.Node)
+	n.Status.Conditions[0].Status = corev1.ConditionUnknown
+	if _, err := c.api.Update(c.ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	var stuck string
+	for _, p := range c.pods("web-") {
+		if p.Spec.NodeName == dead {
+			stuck = p.Name
+		}
+	}
+	r := c.kubectl("", "drain", dead, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=300s")
+	if r.code != 1 || !strings.Contains(r.stderr, fmt.Sprintf("error when waiting for pod %q in namespace \"default\" to terminate: global timeout reached: 5m0s", stuck)) {
+		t.Errorf("drain of a dead node: %+v", r)
+	}
+	if out := c.ok("", "get", "pods"); !strings.Contains(out, stuck+"   1/1     Terminating") {
+		t.Errorf("pods:\n%s", out)
+	}
+	// Its replacement runs on the other worker; deleting the node lets
+	// pod GC remove the stuck pod.
+	running := 0
+	for _, p := range c.pods("web-") {
+		if p.DeletionTimestamp == nil && p.Spec.NodeName != dead {
+			running++
+		}
+	}
+	if running != 2 {
+		t.Errorf("%d web pods running elsewhere", running)
+	}
+	c.ok("", "delete", "node", dead, "--ignore-not-found")
+	if n := len(c.pods("web-")); n != 2 {
+		t.Errorf("%d web pods after deleting the dead node", n)
+	}
+}
+
+func TestKubectlApplyServerFields(t *testing.T) {
+	c := newCluster(t)
+	// As yaml.Marshal of a typed object writes it.
+	m := `apiVersion: v1
+kind: ServiceAccount
+metadata:
+  creationTimestamp: null
+  name: mgmtkit-vim
+  namespace: kube-system
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  annotations:
+    kubernetes.io/service-account.name: mgmtkit-vim
+  creationTimestamp: null
+  name: mgmtkit-vim-token
+  namespace: kube-system
+type: kubernetes.io/service-account-token
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  creationTimestamp: null
+  name: web
+  namespace: default
+spec:
+  selector:
+    matchLabels:
+      app: web
+  strategy: {}
+  template:
+    metadata:
+      creationTimestamp: null
+      labels:
+        app: web
+    spec:
+      containers:
+      - image: nginx:1.27
+        name: nginx
+        resources: {}
+status: {}
+`
+	if out := c.ok(m, "apply", "-f", "-"); strings.Count(out, " created\n") != 3 {
+		t.Errorf("apply: %q", out)
+	}
+	if out := c.ok(m, "apply", "-f", "-"); strings.Count(out, " unchanged\n") != 3 {
+		t.Errorf("second apply: %q", out)
+	}
+	if r := c.kubectl(m, "diff", "-f", "-"); r.code != 0 || r.stdout != "" {
+		t.Errorf("diff: %+v", r)
+	}
+}
+
+func TestKubectlAppliesTheSamplePersistentVolumes(t *testing.T) {
+	c := newCluster(t)
+	for _, n := range []string{"nfs-pv1", "nfs-pv2", "nfs-pv3"} {
+		b, err := fs.ReadFile(samples.VNFPackage(), "Files/kubernetes/"+n+".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := c.ok(string(b), "apply", "-f", "-"); out != "persistentvolume/"+n+" created\n" {
+			t.Errorf("apply %s: %q", n, out)
+		}
+		if out := c.ok(string(b), "apply", "-f", "-"); out != "persistentvolume/"+n+" unchanged\n" {
+			t.Errorf("re-apply %s: %q", n, out)
+		}
+	}
+}

@@ -27,7 +27,7 @@ import (
 )
 
 // Kinds of the objects [MemoryAPI] models with behaviour (the others are
-// stored as they come).
+// stored as they come). They are values to read, never to reassign.
 var (
 	// KindNamespace is core/v1 Namespace.
 	KindNamespace = corev1.SchemeGroupVersion.WithKind("Namespace")
@@ -508,7 +508,11 @@ func specChanged(a, b Object) bool {
 func (m *MemoryAPI) Delete(_ context.Context, gvk schema.GroupVersionKind, namespace, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.deleteLocked(gvk, namespace, name); err != nil {
+	del := m.deleteLocked
+	if gvk == KindPod {
+		del = func(_ schema.GroupVersionKind, ns, n string) error { return m.deletePodLocked(ns, n) }
+	}
+	if err := del(gvk, namespace, name); err != nil {
 		return err
 	}
 	m.reconcileLocked()

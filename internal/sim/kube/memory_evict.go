@@ -189,7 +189,7 @@ func (m *MemoryAPI) Evict(_ context.Context, namespace, name string) error {
 			}
 		}
 	}
-	if err := m.deleteLocked(KindPod, namespace, name); err != nil {
+	if err := m.deletePodLocked(namespace, name); err != nil {
 		return err
 	}
 	m.reconcileLocked()

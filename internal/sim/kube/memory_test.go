@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -171,5 +172,42 @@ func TestMemoryUnstructured(t *testing.T) {
 	w, err := m.Get(ctx, crd.GroupVersionKind(), "kube-system", "w")
 	if err != nil || w.(*unstructured.Unstructured).Object["spec"].(map[string]any)["size"] != int64(3) {
 		t.Errorf("widget %v %v", w, err)
+	}
+}
+
+func TestMemoryConcurrentUse(t *testing.T) {
+	m := newTestAPI(t)
+	ctx := context.Background()
+	done := make(chan error, 8)
+	for w := range 8 {
+		go func() {
+			for i := range 20 {
+				name := fmt.Sprintf("c-%d-%d", w, i)
+				if _, err := m.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}); err != nil {
+					done <- err
+					return
+				}
+				if _, err := m.List(ctx, KindConfigMap, "default"); err != nil {
+					done <- err
+					return
+				}
+				if i%2 == 0 {
+					if err := m.Delete(ctx, KindConfigMap, "default", name); err != nil {
+						done <- err
+						return
+					}
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	objs, _ := m.List(ctx, KindConfigMap, "default")
+	if got := len(objs); got != 8*10+1 { // + kube-root-ca.crt
+		t.Errorf("%d config maps, want %d", got, 8*10+1)
 	}
 }
