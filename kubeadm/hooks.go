@@ -14,7 +14,6 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
-	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // DefaultReadyTimeout bounds the wait for a node that joined to be
@@ -131,6 +130,9 @@ func (c *Hooks) Instantiate(ctx context.Context, hook lcm.Hook, op Op) (*lcm.Hoo
 		return nil, err
 	}
 	defer r.close()
+	if err := checkPodCapacity(op.Params, len(r.topo.Nodes())); err != nil {
+		return nil, err // nothing has run
+	}
 	if err := r.build(ctx, r.topo.Nodes()); err != nil {
 		return r.res, err
 	}
@@ -219,6 +221,9 @@ func (c *Hooks) ScaleOut(ctx context.Context, hook lcm.Hook, op Op, req lcm.Scal
 	}
 	defer r.close()
 	added := heat.ScaleOutTargets(KnownNodes(op.Instance), r.topo.Workers)
+	if err := checkPodCapacity(op.Params, len(r.topo.Nodes())); err != nil {
+		return nil, err // nothing has run
+	}
 	return r.res, r.addNodes(ctx, added)
 }
 
@@ -417,7 +422,7 @@ func (r *run) build(ctx context.Context, nodes []lcm.Node) error {
 func (r *run) hosts(ctx context.Context, nodes []lcm.Node, t Topology) error {
 	entries := t.HostsEntries()
 	return r.onNodes(ctx, StepHosts, nodes, func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
-		return system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: entries})
+		return UpdateHosts(ctx, h, entries)
 	})
 }
 
@@ -743,6 +748,42 @@ func (r *run) createVIM(ctx context.Context, k Kubectl, cp lcm.Node) error {
 	info.ID = r.vimName()
 	r.res.AddVimConnections = append(r.res.AddVimConnections, info)
 	return nil
+}
+
+// The pod network's share per node: kube-controller-manager's
+// --node-cidr-mask-size defaults, which kubeadm keeps
+// (kubernetes/kubernetes pkg/controller/nodeipam/ipam/cidrset: one
+// subnet of this size per node, from the cluster's pod CIDR).
+const (
+	nodeMaskIPv4 = 24
+	nodeMaskIPv6 = 64
+)
+
+// checkPodCapacity refuses a pod network too small for nodes nodes: with
+// a /24 per node, pod_cidr 192.168.3.0/24 (the cir sample's) holds the
+// pods of one node only, and every other node would stay NotReady
+// without a podCIDR.
+func checkPodCapacity(p ClusterParams, nodes int) error {
+	pod := p.MasterNode.PodCIDR
+	if !pod.IsValid() {
+		return nil
+	}
+	mask := nodeMaskIPv4
+	if pod.Addr().Is6() {
+		mask = nodeMaskIPv6
+	}
+	room := 0
+	if bits := mask - pod.Bits(); bits >= 0 {
+		room = 1 << min(bits, 30)
+	}
+	if room >= nodes {
+		return nil
+	}
+	return &lcm.ParamsError{Problems: []lcm.Problem{{
+		Path: ClusterParamKey + ".master_node.pod_cidr",
+		Message: fmt.Sprintf("%s has room for the pods of %d nodes (a /%d each, kube-controller-manager's --node-cidr-mask-size), the cluster has %d: give a larger network, such as a /16",
+			pod, room, mask, nodes),
+	}}}
 }
 
 // readCNI reads cni_manifest_path from the package: the native steps need

@@ -3,6 +3,7 @@ package kubeadm_test
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -160,20 +161,32 @@ func TestInstantiateSingleMaster(t *testing.T) {
 	}
 }
 
-// A hook that would need a pod network refuses to run without one,
-// naming the field, before any command.
-func TestInstantiateWithoutCNIRunsNothing(t *testing.T) {
-	c := newKCluster(t, sim.ClusterShape{Masters: 1, Workers: 1})
-	c.op.Params.CNIManifestPath = ""
-	_, err := c.hooks.Instantiate(c.ctx, lcm.InstantiateEnd, c.op)
-	var pe *lcm.ParamsError
-	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "cni_manifest_path") {
-		t.Fatalf("error %v, want a ParamsError naming cni_manifest_path", err)
-	}
-	for _, h := range c.vnf.Hosts() {
-		if n := len(h.SSH.Transcript()); n != 0 {
-			t.Errorf("%s ran %d commands", h.Resource, n)
-		}
+// Input the hooks cannot work with is refused, naming the field, before
+// any command: no pod network, or one too small for the nodes.
+func TestBadInputRunsNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name, field string
+		edit        func(p *kubeadm.ClusterParams)
+	}{
+		{"no CNI", "cni_manifest_path", func(p *kubeadm.ClusterParams) { p.CNIManifestPath = "" }},
+		{"pod network for one node", "master_node.pod_cidr", func(p *kubeadm.ClusterParams) {
+			p.MasterNode.PodCIDR = netip.MustParsePrefix("192.168.3.0/24")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newKCluster(t, sim.ClusterShape{Masters: 1, Workers: 1})
+			tc.edit(&c.op.Params)
+			_, err := c.hooks.Instantiate(c.ctx, lcm.InstantiateEnd, c.op)
+			var pe *lcm.ParamsError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.field) {
+				t.Fatalf("error %v, want a ParamsError naming %s", err, tc.field)
+			}
+			for _, h := range c.vnf.Hosts() {
+				if n := len(h.SSH.Transcript()); n != 0 {
+					t.Errorf("%s ran %d commands", h.Resource, n)
+				}
+			}
+		})
 	}
 }
 

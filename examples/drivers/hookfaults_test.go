@@ -186,7 +186,9 @@ func assertConverged(t *testing.T, c *cir, h *sim.Host, clean cleanRun, dropped 
 		if m.during != "" && strings.Contains(dropped, m.during) {
 			allowed++
 		}
-		if n := got.calls[m.call]; n > allowed || n < clean.calls[m.call] {
+		// Fewer is fine: a run that failed half-way left work done that
+		// the re-run finds done (a restart marker already written).
+		if n := got.calls[m.call]; n > allowed || n == 0 && clean.calls[m.call] > 0 {
 			t.Errorf("%s: %q ran %d times, a clean run %d", h.Resource, m.call, n, clean.calls[m.call])
 		}
 	}
@@ -196,7 +198,10 @@ func assertConverged(t *testing.T, c *cir, h *sim.Host, clean cleanRun, dropped 
 		if strings.Contains(dropped, "systemctl") && (strings.Contains(dropped+" ", " "+u+" ") || strings.Contains(dropped, " "+u+".service")) {
 			extra = 1
 		}
-		if g[0] != w[0] || g[1]+g[2] < w[1]+w[2] || g[1]+g[2] > w[1]+w[2]+extra {
+		// At least one restart or reload after the last change (one
+		// restart can take two runs' changes), never more than a clean
+		// run's plus the one a dropped connection may repeat.
+		if g[0] != w[0] || (w[1]+w[2] > 0 && g[1]+g[2] == 0) || g[1]+g[2] > w[1]+w[2]+extra {
 			t.Errorf("%s: %s started/restarted/reloaded %v times, a clean run %v", h.Resource, u, g, w)
 		}
 	}
