@@ -55,7 +55,7 @@ type cir struct {
 // for the sample's user.
 func newCIR(t testing.TB, clusterReq *lcm.InstantiateVnfRequest, shape sim.ClusterShape, registryPassword string) *cir {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
 	log := &bytes.Buffer{}
 	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))

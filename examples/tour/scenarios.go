@@ -267,10 +267,10 @@ func (t *tour) hookStep(vnf string, drv lcm.Driver, hook lcm.Hook, what string, 
 }
 
 // planCIR deploys the private registry VNF (instantiate, then heal), and
-// connects a Kubernetes cluster's nodes to it and to an HTTPS registry
+// builds a Kubernetes cluster whose nodes trust it and an HTTPS registry
 // outside the VNFs, with the spec's sample requests (their placeholders
-// made to work); then every node pulls app:1 from both, under Docker and
-// containerd.
+// made to work); then every node pulls app:1 from both as the kubelet
+// does.
 func planCIR(t *tour, s scenario) ([]step, error) {
 	regReq, regSource, err := t.sampleRequest(samples.InstantiateCIRRegistry)
 	if err != nil {
@@ -350,7 +350,7 @@ func (t *tour) trustAndPull(d *deployed, op func() any) []step {
 // pull checks that hosts pull app:1 from the registries with Docker and
 // containerd.
 func (t *tour) pull(d *deployed, who string, hosts func() []*sim.Host) step {
-	return step{d.label, hookCheck, who + ": pull " + world.Image + " from the registries with Docker and containerd", func(ctx context.Context) ([]string, []string, error) {
+	return step{d.label, hookCheck, who + ": pull " + world.Image + " from the registries (containerd, and Docker where installed)", func(ctx context.Context) ([]string, []string, error) {
 		var names []string
 		var errs []error
 		hs := hosts()
@@ -427,9 +427,11 @@ func planKubespray(t *tour, s scenario) ([]step, error) {
 	}, nil
 }
 
-// planScale scales the worker group in and out with the spec's sample
-// requests and heals one worker and then the entire VNF, resolving each
-// operation's targets as its hooks do.
+// planScale builds a three-master, two-worker cluster with the cluster
+// driver, scales its worker group out by two and in by one (the spec's
+// sample requests), heals a worker, a master and then the entire VNF,
+// and terminates it: each hook as the VNFM calls it around what Heat
+// does, each followed by kubectl's node table.
 func planScale(t *tour, s scenario) ([]step, error) {
 	req, source, err := t.clusterRequest(samples.InstantiateCIRCluster)
 	if err != nil {
@@ -606,16 +608,6 @@ func vnfcOf(inst *lcm.VnfInstance, serverID string) string {
 	for _, v := range inst.InstantiatedVnfInfo.VnfcResourceInfo {
 		if v.ComputeResource.ResourceID == serverID {
 			return v.ID
-		}
-	}
-	return ""
-}
-
-// serverOf returns the server of a VNFC.
-func serverOf(inst *lcm.VnfInstance, vnfc string) string {
-	for _, v := range inst.InstantiatedVnfInfo.VnfcResourceInfo {
-		if v.ID == vnfc {
-			return v.ComputeResource.ResourceID
 		}
 	}
 	return ""
