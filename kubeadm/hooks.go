@@ -131,42 +131,43 @@ func (c *Hooks) Instantiate(ctx context.Context, hook lcm.Hook, op Op) (*lcm.Hoo
 	if err != nil {
 		return nil, err // nothing has run
 	}
-	r, ctx, err := c.start(ctx, hook, op)
-	if err != nil {
-		return nil, err
-	}
-	defer r.close()
-	if err := checkPodCapacity(op.Params, len(r.topo.Nodes())); err != nil {
-		return nil, err // nothing has run
+	return c.do(ctx, hook, op, func(ctx context.Context, r *run) error { return r.instantiate(ctx, cni) })
+}
+
+// instantiate is [Hooks.Instantiate]'s work, cni the pod network's
+// manifest (nil: none to apply).
+func (r *run) instantiate(ctx context.Context, cni []byte) error {
+	if err := checkPodCapacity(r.op.Params, len(r.topo.Nodes())); err != nil {
+		return err // nothing has run
 	}
 	if err := r.build(ctx, r.topo.Nodes()); err != nil {
-		return r.res, err
+		return err
 	}
 	if r.topo.HA() {
 		if err := r.loadBalancers(ctx, r.topo.Masters, r.topo); err != nil {
-			return r.res, err
+			return err
 		}
 	}
 	k, cp, err := r.initialize(ctx)
 	if err != nil {
-		return r.res, err
+		return err
 	}
 	if cni != nil {
 		if err := r.onControlPlane(ctx, StepCNI, cp, func(ctx context.Context) (lcm.Result, error) {
 			return ApplyCNI(ctx, k, cni)
 		}); err != nil {
-			return r.res, err
+			return err
 		}
 	}
 	if err := r.join(ctx, k, cp, r.topo.Nodes()); err != nil {
-		return r.res, err
+		return err
 	}
 	if r.compat() {
 		if err := r.extensions(ctx, r.topo.Nodes()); err != nil {
-			return r.res, err
+			return err
 		}
 	}
-	return r.res, r.createVIM(ctx, k, cp)
+	return r.createVIM(ctx, k, cp)
 }
 
 // Revoke deletes the VIM credentials from the cluster, when a master still
@@ -176,18 +177,15 @@ func (c *Hooks) Instantiate(ctx context.Context, hook lcm.Hook, op Op) (*lcm.Hoo
 // nothing to revoke (the credentials die with it); that is reported in
 // the result, not an error.
 func (c *Hooks) Revoke(ctx context.Context, hook lcm.Hook, op Op) (*lcm.HookResult, error) {
-	r, ctx, err := c.start(ctx, hook, op)
-	if err != nil {
-		return nil, err
-	}
-	defer r.close()
-	k, cp, err := kubectlOn(ctx, r.s, r.topo.Masters)
-	if err != nil {
-		r.res.Add(StepRevokeVIM, lcm.Results{{Host: r.topo.Masters[0].Resource, Result: lcm.Result{Detail: "no master answers: nothing to revoke"}}})
-		return r.res, nil
-	}
-	return r.res, r.onControlPlane(ctx, StepRevokeVIM, cp, func(ctx context.Context) (lcm.Result, error) {
-		return DeleteVIMCredentials(ctx, k, r.vimOptions())
+	return c.do(ctx, hook, op, func(ctx context.Context, r *run) error {
+		k, cp, err := kubectlOn(ctx, r.s, r.topo.Masters)
+		if err != nil {
+			r.res.Add(StepRevokeVIM, lcm.Results{{Host: r.topo.Masters[0].Resource, Result: lcm.Result{Detail: "no master answers: nothing to revoke"}}})
+			return nil
+		}
+		return r.onControlPlane(ctx, StepRevokeVIM, cp, func(ctx context.Context) (lcm.Result, error) {
+			return DeleteVIMCredentials(ctx, k, r.vimOptions())
+		})
 	})
 }
 
@@ -208,16 +206,13 @@ func (c *Hooks) ScaleIn(ctx context.Context, hook lcm.Hook, op Op, req lcm.Scale
 	if !c.scales(op, req, lcm.ScaleIn) {
 		return &lcm.HookResult{Hook: hook}, nil
 	}
-	r, ctx, err := c.start(ctx, hook, op)
-	if err != nil {
-		return nil, err
-	}
-	defer r.close()
-	targets, err := r.s.Heat().ScaleInTargets(ctx, r.s.Stack(), op.Params.WorkerNode.Group(lcm.RoleWorker), req)
-	if err != nil {
-		return r.res, err
-	}
-	return r.res, r.removeWorkers(ctx, targets)
+	return c.do(ctx, hook, op, func(ctx context.Context, r *run) error {
+		targets, err := r.s.Heat().ScaleInTargets(ctx, r.s.Stack(), op.Params.WorkerNode.Group(lcm.RoleWorker), req)
+		if err != nil {
+			return err
+		}
+		return r.removeWorkers(ctx, targets)
+	})
 }
 
 // ScaleOut joins the workers a SCALE_OUT of worker_node's aspect created
@@ -228,16 +223,12 @@ func (c *Hooks) ScaleOut(ctx context.Context, hook lcm.Hook, op Op, req lcm.Scal
 	if !c.scales(op, req, lcm.ScaleOut) {
 		return &lcm.HookResult{Hook: hook}, nil
 	}
-	r, ctx, err := c.start(ctx, hook, op)
-	if err != nil {
-		return nil, err
-	}
-	defer r.close()
-	added := heat.ScaleOutTargets(KnownNodes(op.Instance), r.topo.Workers)
-	if err := checkPodCapacity(op.Params, len(r.topo.Nodes())); err != nil {
-		return nil, err // nothing has run
-	}
-	return r.res, r.addNodes(ctx, added)
+	return c.do(ctx, hook, op, func(ctx context.Context, r *run) error {
+		if err := checkPodCapacity(op.Params, len(r.topo.Nodes())); err != nil {
+			return err // nothing has run
+		}
+		return r.addNodes(ctx, heat.ScaleOutTargets(KnownNodes(op.Instance), r.topo.Workers))
+	})
 }
 
 // scales reports whether req is a scale of type t of worker_node's aspect.
@@ -263,22 +254,18 @@ func (c *Hooks) HealStart(ctx context.Context, hook lcm.Hook, op Op, req lcm.Hea
 		}
 		return res, err
 	}
-	r, ctx, err := c.start(ctx, hook, op)
-	if err != nil {
-		return nil, err
-	}
-	defer r.close()
-	plan, err := r.healTargets(req)
-	if err != nil || len(plan) == 0 {
-		return r.res, err
-	}
-	masters := lcm.NodesWithRole(plan, lcm.RoleMaster)
-	if len(masters) > 0 {
-		if err := r.removeMasters(ctx, masters); err != nil {
-			return r.res, err
+	return c.do(ctx, hook, op, func(ctx context.Context, r *run) error {
+		plan, err := r.healTargets(req)
+		if err != nil || len(plan) == 0 {
+			return err
 		}
-	}
-	return r.res, r.removeWorkers(ctx, lcm.NodesWithRole(plan, lcm.RoleWorker))
+		if masters := lcm.NodesWithRole(plan, lcm.RoleMaster); len(masters) > 0 {
+			if err := r.removeMasters(ctx, masters); err != nil {
+				return err
+			}
+		}
+		return r.removeWorkers(ctx, lcm.NodesWithRole(plan, lcm.RoleWorker))
+	})
 }
 
 // HealEnd rebuilds the nodes a heal replaced (heal_end), at the addresses
@@ -290,16 +277,13 @@ func (c *Hooks) HealEnd(ctx context.Context, hook lcm.Hook, op Op, req lcm.HealV
 	if req.Entire() {
 		return c.Instantiate(ctx, hook, op)
 	}
-	r, ctx, err := c.start(ctx, hook, op)
-	if err != nil {
-		return nil, err
-	}
-	defer r.close()
-	plan, err := r.healTargets(req)
-	if err != nil || len(plan) == 0 {
-		return r.res, err
-	}
-	return r.res, r.addNodes(ctx, plan)
+	return c.do(ctx, hook, op, func(ctx context.Context, r *run) error {
+		plan, err := r.healTargets(req)
+		if err != nil || len(plan) == 0 {
+			return err
+		}
+		return r.addNodes(ctx, plan)
+	})
 }
 
 // KnownNodes returns the servers a VNF instance's vnfcResourceInfo lists,
@@ -341,6 +325,16 @@ func (c *Hooks) start(ctx context.Context, hook lcm.Hook, op Op) (*run, context.
 
 // close ends the session.
 func (r *run) close() { _ = r.s.Close() }
+
+// do runs one hook's work in its own session and returns what it did.
+func (c *Hooks) do(ctx context.Context, hook lcm.Hook, op Op, work func(ctx context.Context, r *run) error) (*lcm.HookResult, error) {
+	r, ctx, err := c.start(ctx, hook, op)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	return r.res, work(ctx, r)
+}
 
 // fanout returns the options of a parallel step.
 func (r *run) fanout(extra ...lcm.Option) []lcm.Option {
