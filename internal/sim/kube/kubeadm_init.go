@@ -88,8 +88,22 @@ func (r *kubeadmRun) planInit(cfg *kubeadmConfig) (*initPlan, error) {
 			continue
 		}
 		for _, s := range strings.Split(f.v, ",") {
-			if _, err := netip.ParsePrefix(s); err != nil {
+			p, err := netip.ParsePrefix(s)
+			if err != nil {
 				return nil, fmt.Errorf("%s: Invalid value: %q: couldn't parse subnet", f.path, f.v)
+			}
+			if f.path != "networking.podSubnet" {
+				continue
+			}
+			// validation.go ValidatePodSubnetNodeMask: the pod subnet must
+			// hold one node subnet at least, and at most 2^16
+			// (constants.PodSubnetNodeMaskMaxDiff).
+			node := nodeCIDRMaskSize(cc, p.Addr().Is6())
+			switch {
+			case p.Bits() > node:
+				return nil, fmt.Errorf("networking.podSubnet: Invalid value: %q: the size of pod subnet with mask %d is smaller than the size of node subnet with mask %d", p, p.Bits(), node)
+			case node-p.Bits() > 16:
+				return nil, fmt.Errorf("networking.podSubnet: Invalid value: %q: pod subnet mask (%d) and node-mask (%d) difference is greater than 16", p, p.Bits(), node)
 			}
 		}
 	}
@@ -125,6 +139,31 @@ func (r *kubeadmRun) planInit(cfg *kubeadmConfig) (*initPlan, error) {
 		pl.taints = []corev1.Taint{{Key: controlPlaneLabel, Effect: corev1.TaintEffectNoSchedule}}
 	}
 	return pl, nil
+}
+
+// nodeCIDRMaskSize is the size of each node's pod subnet: the
+// controller manager's --node-cidr-mask-size (-ipv4/-ipv6) from
+// controllerManager.extraArgs, else 24 for IPv4 and 64 for IPv6
+// (validation.go getClusterNodeMask). With a /24 pod subnet and the
+// default, one node only gets a podCIDR: the node IPAM has no other
+// range ("CIDRNotAvailable"), and a CNI that needs the node's podCIDR
+// (flannel's --kube-subnet-mgr) never starts on the others.
+func nodeCIDRMaskSize(cc *kubeadmCluster, ipv6 bool) int {
+	want := []string{"node-cidr-mask-size-ipv4", "node-cidr-mask-size"}
+	size := 24
+	if ipv6 {
+		want, size = []string{"node-cidr-mask-size-ipv6", "node-cidr-mask-size"}, 64
+	}
+	for _, name := range want {
+		for _, a := range cc.ControllerManager.ExtraArgs {
+			if a.Name == name {
+				if n, err := strconv.Atoi(a.Value); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return size
 }
 
 // checkCRISocket refuses a CRI the simulation does not run kubelets on.
@@ -309,6 +348,7 @@ func (r *kubeadmRun) writeControlPlane(pl *initPlan) (*Cluster, error) {
 	first, _, _ := strings.Cut(pl.cluster.Networking.PodSubnet, ",")
 	if p, err := netip.ParsePrefix(first); err == nil {
 		opts.ClusterCIDR = p
+		opts.NodeCIDRMaskSize = nodeCIDRMaskSize(pl.cluster, p.Addr().Is6())
 	}
 	c.API = r.w.newAPI(opts)
 	r.out("[certs] Using certificateDir folder %q", pkiDir)

@@ -492,3 +492,22 @@ func TestKeepalivedCurlCheckWithWeight(t *testing.T) {
 		t.Errorf("the VIP through master2: %v", err)
 	}
 }
+
+// A /24 pod subnet with the default node mask gives one node a podCIDR:
+// flannel never starts on the others. node-cidr-mask-size makes room.
+func TestPodSubnetNodeMask(t *testing.T) {
+	e := newEnv(t)
+	n := e.node("m1", "10.0.14.5")
+	small := strings.Replace(initYAML("m1", "10.0.14.5", "", ""), "podSubnet: 10.244.0.0/16", "podSubnet: 10.244.0.0/25", 1)
+	n.write("/tmp/small.yaml", small, 0o600)
+	r := n.run(true, "kubeadm init --config /tmp/small.yaml")
+	wantContains(t, "stderr", r.stderr, `networking.podSubnet: Invalid value: "10.244.0.0/25": the size of pod subnet with mask 25 is smaller than the size of node subnet with mask 24`)
+	masked := strings.Replace(initYAML("m1", "10.0.14.5", "", ""), "podSubnet: 10.244.0.0/16", "podSubnet: 10.244.0.0/24", 1)
+	masked = strings.Replace(masked, "apiServer:\n", "controllerManager:\n  extraArgs:\n  - name: node-cidr-mask-size\n    value: \"26\"\napiServer:\n", 1)
+	n.write("/etc/kubernetes/mgmtkit/init.yaml", masked, 0o600)
+	n.mustRun(true, "kubeadm init --config /etc/kubernetes/mgmtkit/init.yaml")
+	nodes, err := e.w.ClusterOf(n.Machine).Nodes(e.ctx)
+	if err != nil || len(nodes) != 1 || nodes[0].Spec.PodCIDR != "10.244.0.0/26" {
+		t.Errorf("podCIDR with node-cidr-mask-size 26: %v %v", nodes, err)
+	}
+}
