@@ -176,12 +176,16 @@ func checkCRISocket(s string) error {
 }
 
 // advertiseAddress returns the configured address, or the address
-// kubeadm would choose (the default route's interface address: here
-// [hostAddress]).
+// kubeadm would choose: the default route's interface address
+// (k8s.io/apimachinery/pkg/util/net ChooseHostInterface), here the first
+// global address `ip -o addr show` lists on the NIC, else
+// [hostAddress].
 func (r *kubeadmRun) advertiseAddress(a, field string) (string, error) {
 	if a == "" {
-		if a = hostAddress(r.m); a == "" {
-			return "", fmt.Errorf("unable to select an IP from default routes")
+		if a = r.nicAddress(); a == "" {
+			if a = hostAddress(r.m); a == "" {
+				return "", fmt.Errorf("unable to select an IP from default routes")
+			}
 		}
 		return a, nil
 	}
@@ -189,6 +193,28 @@ func (r *kubeadmRun) advertiseAddress(a, field string) (string, error) {
 		return "", fmt.Errorf("%s: Invalid value: %q: Validation failed for AdvertiseAddress", field, a)
 	}
 	return a, nil
+}
+
+// nicAddress is the first address of the machine's NIC as `ip -o addr
+// show` prints it ("2: ens3    inet 10.0.0.5/24 brd ... scope global
+// ens3\\ ..."), "" when there is none.
+func (r *kubeadmRun) nicAddress() string {
+	var out strings.Builder
+	q := *r.p
+	q.Stdout, q.Stderr, q.Stdin = &out, discard{}, strings.NewReader("")
+	if q.Exec(r.ctx, "ip", "-o", "addr", "show") != 0 {
+		return ""
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || f[1] == "lo:" || f[1] == "lo" || (f[2] != "inet" && f[2] != "inet6") {
+			continue
+		}
+		if p, err := netip.ParsePrefix(f[3]); err == nil && p.Addr().IsGlobalUnicast() || err == nil && p.Addr().IsLoopback() && p.Addr().String() != "127.0.0.1" {
+			return p.Addr().String()
+		}
+	}
+	return ""
 }
 
 // checkControlPlaneVersion is kubeadm's version skew rule: the control
