@@ -511,3 +511,37 @@ func TestPodSubnetNodeMask(t *testing.T) {
 		t.Errorf("podCIDR with node-cidr-mask-size 26: %v %v", nodes, err)
 	}
 }
+
+// A control plane joins only while every etcd member answers: a deleted
+// master's member must be removed first (check-etcd).
+func TestControlPlaneJoinChecksEtcd(t *testing.T) {
+	e := newEnv(t)
+	m1 := e.node("master1", "10.0.15.5")
+	m2 := e.node("master2", "10.0.15.6")
+	m3 := e.node("master3", "10.0.15.7")
+	m1.initMaster("10.0.15.5:6443")
+	hash := m1.caHash()
+	if r := m2.join("10.0.15.5:6443", m1.token(), hash, true, certKey); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	e.w.Forget(m2.Machine)
+	r := m3.join("10.0.15.5:6443", m1.token(), hash, true, certKey)
+	wantContains(t, "join with a dead member", r.stderr, "error execution phase check-etcd: etcd cluster is not healthy: failed to dial endpoint https://10.0.15.6:2379 with maintenance client: context deadline exceeded")
+	c := e.w.ClusterOf(m1.Machine)
+	var id uint64
+	for _, em := range c.EtcdMembers() {
+		if em.Name == "master-10-0-15-6" {
+			id = em.ID
+		}
+	}
+	m1.mustRun(true, fmt.Sprintf("kubectl --kubeconfig=/etc/kubernetes/admin.conf exec --namespace=kube-system etcd-master-10-0-15-5 -- etcdctl --endpoints=https://127.0.0.1:2379 --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt --key=/etc/kubernetes/pki/etcd/server.key member remove %x", id))
+	// The failed join left its control-plane files: preflight refuses
+	// until kubeadm reset.
+	if r := m3.join("10.0.15.5:6443", m1.token(), hash, true, certKey); !strings.Contains(r.stderr, "[ERROR FileAvailable--etc-kubernetes-manifests-kube-apiserver.yaml]") {
+		t.Errorf("rejoin without reset: %s", r.stderr)
+	}
+	m3.mustRun(true, "kubeadm reset --force")
+	if r := m3.join("10.0.15.5:6443", m1.token(), hash, true, certKey); r.code != 0 {
+		t.Fatalf("join after the member's removal: %s", r.stderr)
+	}
+}
