@@ -10,7 +10,8 @@
 # openssh-server and sudo (the transport tests start a real sshd on
 # 127.0.0.1 and skip, saying so, when it is not there) and containerd, runc,
 # docker-registry, docker.io and cloud-init (realtest/ checks registry
-# trust against them), and staticcheck with go install.
+# trust against them), haproxy and keepalived (kubeadm's load-balancer
+# configurations are checked by them), and staticcheck with go install.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -24,6 +25,10 @@ command -v sftp >/dev/null || missing+=(openssh-client)
 [ -x /usr/sbin/runc ] || [ -x /usr/bin/runc ] || missing+=(runc)
 [ -x /usr/bin/docker-registry ] || missing+=(docker-registry)
 [ -x /usr/sbin/dockerd ] || missing+=(docker.io)
+# kubeadm's HAProxy and keepalived configurations are checked by the real
+# programs (haproxy -c, keepalived --config-test).
+[ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+[ -x /usr/sbin/keepalived ] || missing+=(keepalived)
 # realtest renders the hosts template mgmtkit edits with cloud-init's own
 # renderer. Note: on a machine that boots with systemd, an installed
 # cloud-init runs at the next boot; the test machines are throwaway.

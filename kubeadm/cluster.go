@@ -81,13 +81,17 @@ func (t Topology) Without(gone []lcm.Node) Topology {
 	return t
 }
 
-// HostsEntries returns the /etc/hosts lines that name every node.
+// HostsEntries returns the /etc/hosts lines that name every node
+// ([ClusterHosts]).
 func (t Topology) HostsEntries() []system.HostsEntry {
-	var entries []system.HostsEntry
-	for _, n := range t.Nodes() {
-		entries = append(entries, system.HostsEntry{IP: n.NICAddress, Names: []string{NodeName(n.Role, n.NICAddress)}})
+	addrs := func(ns []lcm.Node) []string {
+		var out []string
+		for _, n := range ns {
+			out = append(out, n.NICAddress)
+		}
+		return out
 	}
-	return entries
+	return ClusterHosts(addrs(t.Masters), addrs(t.Workers))
 }
 
 // LoadBalancer returns the HAProxy and keepalived settings of master m:

@@ -80,6 +80,10 @@ func EtcdMembers(ctx context.Context, k Kubectl, via string) ([]EtcdMember, erro
 	for i, m := range list.Members {
 		members[i] = EtcdMember{ID: m.ID, Name: m.Name, PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs}
 	}
+	if len(members) == 0 {
+		// etcd always lists at least the member that answers.
+		return nil, fmt.Errorf("etcd member list via %s: etcdctl listed no member", via)
+	}
 	return members, nil
 }
 

@@ -361,19 +361,24 @@ type daemon struct {
 
 // configureDaemon installs d's package, replaces its file after the
 // daemon's own check when the content differs, and has the unit
-// running, reloaded when the file changed (system.ConfigureUnit, which
-// remembers a reload owed across a failed run).
+// running, reloaded when the file changed (system.ConfigureUnit). A
+// reload owed survives a run that fails between replacing the file and
+// the reload: a marker under system.PendingDir, written before the file
+// is replaced and removed once ConfigureUnit has taken the change (it
+// keeps its own marker until the reload is done), makes the next run
+// reload though the file already matches.
 func configureDaemon(ctx context.Context, h remote.Host, d daemon) (lcm.Result, error) {
 	res, err := system.InstallPackages(ctx, h, system.PackagesOptions{Packages: []string{d.pkg}})
 	if err != nil {
 		return res, stepErr(h, "installing "+d.pkg, err)
 	}
-	files, err := remote.ReadFiles(ctx, h, []string{d.file}, remote.FileOptions{Sudo: true})
+	marker := system.PendingDir + "/mgmtkit-" + d.unit + "-config"
+	files, err := remote.ReadFiles(ctx, h, []string{d.file, marker}, remote.FileOptions{Sudo: true})
 	if err != nil {
 		return res, stepErr(h, "reading "+d.file, err)
 	}
-	changed := !bytes.Equal(files[d.file], d.content)
-	if changed {
+	_, owed := files[marker]
+	if !bytes.Equal(files[d.file], d.content) {
 		staged := d.file + ".mgmtkit-new"
 		if _, err := h.WriteFile(ctx, staged, bytes.NewReader(d.content), remote.FileOptions{Mode: 0o644, Owner: "root", Group: "root", Sudo: true}); err != nil {
 			return res, stepErr(h, "writing "+staged, err)
@@ -382,15 +387,26 @@ func configureDaemon(ctx context.Context, h remote.Host, d daemon) (lcm.Result, 
 			_, _ = remote.RemoveFiles(ctx, h, []string{staged}, nil, remote.FileOptions{Sudo: true})
 			return res, stepErr(h, d.pkg+" refuses the configuration mgmtkit rendered", err)
 		}
+		if !owed {
+			if _, err := h.WriteFile(ctx, marker, strings.NewReader(d.file+"\n"), remote.FileOptions{Mode: 0o644, Owner: "root", Group: "root", Sudo: true}); err != nil {
+				return res, stepErr(h, "writing "+marker, err)
+			}
+			owed = true
+		}
 		if _, err := h.Run(ctx, remote.Cmd{Args: []string{"mv", "-f", staged, d.file}, Sudo: true}); err != nil {
 			return res, stepErr(h, "replacing "+d.file, err)
 		}
 		res = res.And(lcm.Changed("wrote " + d.file))
 	}
-	r, err := system.ConfigureUnit(ctx, h, system.UnitOptions{Unit: d.unit, InputsChanged: changed})
+	r, err := system.ConfigureUnit(ctx, h, system.UnitOptions{Unit: d.unit, InputsChanged: owed})
 	res = res.And(r)
 	if err != nil {
 		return res, stepErr(h, d.unit+".service", err)
+	}
+	if owed {
+		if _, err := remote.RemoveFiles(ctx, h, []string{marker}, nil, remote.FileOptions{Sudo: true}); err != nil {
+			return res, stepErr(h, "removing "+marker, err)
+		}
 	}
 	return res, nil
 }

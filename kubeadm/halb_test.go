@@ -1,9 +1,7 @@
 package kubeadm_test
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -14,63 +12,14 @@ import (
 	"testing"
 
 	"github.com/mgmtkit/mgmtkit/internal/sim"
-	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
-	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
 
-// configChecker is a fake daemon's configuration check: `PROG FLAG -f
-// FILE` exits 0 when FILE holds marker, else 1 with an [ALERT] line, as
-// haproxy -c (haproxy(1)) and keepalived --config-test (keepalived(8))
-// report a configuration they refuse.
-func configChecker(flag, marker string) sshtest.Program {
-	return func(_ context.Context, p *sshtest.Process) int {
-		if len(p.Args) != 4 || p.Args[1] != flag || p.Args[2] != "-f" {
-			return p.Fail(2, "sshtest %s: only %s -f FILE is modelled, got %q", p.Name(), flag, p.Args[1:])
-		}
-		b, err := p.FS.ReadFile(p.Args[3])
-		if err != nil {
-			return p.Fail(1, "[ALERT] Cannot open configuration file %s", p.Args[3])
-		}
-		if !strings.Contains(string(b), marker) {
-			return p.Fail(1, "[ALERT] Fatal errors found in configuration.")
-		}
-		return 0
-	}
-}
-
-// lbCloud is a cloud whose catalog has haproxy and keepalived (Ubuntu
-// jammy's versions; their units reload, as their ExecReload= lines do)
-// and whose hosts have an `ip` that lists the NIC address on ens3.
-func lbCloud() sim.Options {
-	return sim.Options{
-		Catalog: func() *ubuntu.Catalog {
-			c := ubuntu.DefaultCatalog()
-			reload := func(*ubuntu.Machine) error { return nil }
-			c.Add(ubuntu.Package{Name: "haproxy", Version: "2.4.24-0ubuntu0.22.04.1",
-				Programs: map[string]sshtest.Program{"/usr/sbin/haproxy": configChecker("-c", "frontend kube-apiserver")},
-				Units:    []ubuntu.Unit{{Name: "haproxy.service", OnReload: reload}}})
-			c.Add(ubuntu.Package{Name: "keepalived", Version: "1:2.2.4-0.2build1",
-				Programs: map[string]sshtest.Program{"/usr/sbin/keepalived": configChecker("--config-test", "vrrp_instance")},
-				Units:    []ubuntu.Unit{{Name: "keepalived.service", OnReload: reload}}})
-			return c
-		},
-		Setup: func(h *sim.Host) error {
-			// iproute2's `ip -o -4 addr show` (ip/ipaddress.c with
-			// -oneline: "IDX: NAME    inet ADDR/LEN ... scope ... NAME\ ...").
-			h.SSH.Handle("/usr/sbin/ip", func(_ context.Context, p *sshtest.Process) int {
-				if !slices.Equal(p.Args[1:], []string{"-o", "-4", "addr", "show"}) {
-					return p.Fail(2, "sshtest ip: only -o -4 addr show is modelled")
-				}
-				fmt.Fprintf(p.Stdout, "1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n")
-				fmt.Fprintf(p.Stdout, "2: ens3    inet %s/24 metric 100 brd 127.0.1.255 scope global dynamic ens3\\       valid_lft 86000sec preferred_lft 86000sec\n", h.NICAddress)
-				return 0
-			})
-			return nil
-		},
-	}
-}
+// lbCloud is a cloud whose hosts' catalog has haproxy and keepalived
+// (the simulated world's: internal/sim/kube AddPackages) and whose `ip`
+// lists the NIC address on ens3 (internal/sim/ubuntu ip.go).
+func lbCloud() sim.Options { return sim.Options{} }
 
 func threeMasters() kubeadm.APIServerLB {
 	return kubeadm.APIServerLB{
@@ -239,5 +188,54 @@ func TestRealHAProxyAndKeepalivedAcceptTheConfigs(t *testing.T) {
 				t.Logf("%s config %d: %s", c.prog, i, out)
 			}
 		}
+	}
+}
+
+// A run that replaces haproxy.cfg and fails before the reload leaves the
+// reload to the next run, which finds the file as it wants it.
+func TestConfigureHAProxyOwesTheReloadAcrossAFailure(t *testing.T) {
+	n := newSimNode(t, lbCloud())
+	lb := threeMasters()
+	if _, err := kubeadm.ConfigureHAProxy(n.ctx, n.ssh, lb); err != nil {
+		t.Fatal(err)
+	}
+	before := n.host.Machine.Service("haproxy")
+	lb.Backends = lb.Backends[:2]
+	n.host.SSH.FailProgram("systemctl", 1, 1, "Failed to connect to bus: Connection timed out")
+	if _, err := kubeadm.ConfigureHAProxy(n.ctx, n.ssh, lb); err == nil {
+		t.Fatal("no failure")
+	}
+	if strings.Contains(n.read(kubeadm.HAProxyConfig), "10.0.0.7") {
+		t.Fatal("the file was not replaced before the failure: the test proves nothing")
+	}
+	if res, err := kubeadm.ConfigureHAProxy(n.ctx, n.ssh, lb); err != nil || !res.Changed {
+		t.Fatalf("%v, %v", res, err)
+	}
+	if got := n.host.Machine.Service("haproxy"); got.Reloads+got.Restarts != before.Reloads+before.Restarts+1 {
+		t.Errorf("reloads %d, restarts %d: want the owed one", got.Reloads-before.Reloads, got.Restarts-before.Restarts)
+	}
+	if res, err := kubeadm.ConfigureHAProxy(n.ctx, n.ssh, lb); err != nil || res.Changed {
+		t.Errorf("then: %v, %v", res, err)
+	}
+}
+
+// Given the master's own address, keepalived runs on the interface that
+// holds it and the VIP (known to Heat as a single address) takes that
+// address's prefix length.
+func TestConfigureKeepalivedOnTheNodeAddressInterface(t *testing.T) {
+	n := newSimNode(t, lbCloud())
+	lb := threeMasters()
+	lb.VIP = netip.MustParsePrefix("127.0.1.200/32")
+	lb.NodeAddress = netip.MustParseAddr(n.host.NICAddress)
+	if _, err := kubeadm.ConfigureKeepalived(n.ctx, n.ssh, lb); err != nil {
+		t.Fatal(err)
+	}
+	conf := n.read(kubeadm.KeepalivedConfig)
+	if !strings.Contains(conf, "\tinterface ens3\n") || strings.Contains(conf, "/32") || !strings.Contains(conf, "\t\t127.0.1.200/") {
+		t.Errorf("keepalived.conf:\n%s", conf)
+	}
+	lb.NodeAddress = netip.MustParseAddr("10.9.9.9")
+	if _, err := kubeadm.ConfigureKeepalived(n.ctx, n.ssh, lb); err == nil || !strings.Contains(err.Error(), "no interface has the address 10.9.9.9") {
+		t.Errorf("got %v", err)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
-	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // DefaultReadyTimeout bounds the wait for a node that joined to be
@@ -89,9 +88,15 @@ type Hooks struct {
 	ForceDrain bool
 	// InstallScript opts in to the reference's compatibility mode: when
 	// script_path is set, the package's install script
-	// (install_k8s_cluster.sh) builds each node instead of the native
-	// steps ([RunInstallScript]). Off: the native steps run, and a
-	// script_path is reported as not used in the hook's result.
+	// (install_k8s_cluster.sh) installs the runtime and Kubernetes and
+	// runs kubeadm on each node ([RunInstallScript], with the
+	// reference's flags: the first master's run initialises, the others
+	// join with a token, CA hash and certificate key mgmtkit creates),
+	// after [PrepareNode]; the extensions run once the node has joined,
+	// as the reference configures registries after its script; the CNI
+	// manifest, optional then, is applied when given (the reference's
+	// script applies its own). Off: mgmtkit's steps build the nodes, and
+	// a script_path is reported as not used in the hook's result.
 	InstallScript bool
 }
 
@@ -122,7 +127,7 @@ type Op struct {
 // parallel; each node waited for until Ready; and the VIM credentials
 // created, returned in the result's AddVimConnections.
 func (c *Hooks) Instantiate(ctx context.Context, hook lcm.Hook, op Op) (*lcm.HookResult, error) {
-	cni, err := readCNI(op)
+	cni, err := readCNI(op, c.InstallScript && op.Params.ScriptPath != "")
 	if err != nil {
 		return nil, err // nothing has run
 	}
@@ -131,6 +136,9 @@ func (c *Hooks) Instantiate(ctx context.Context, hook lcm.Hook, op Op) (*lcm.Hoo
 		return nil, err
 	}
 	defer r.close()
+	if err := checkPodCapacity(op.Params, len(r.topo.Nodes())); err != nil {
+		return nil, err // nothing has run
+	}
 	if err := r.build(ctx, r.topo.Nodes()); err != nil {
 		return r.res, err
 	}
@@ -143,30 +151,36 @@ func (c *Hooks) Instantiate(ctx context.Context, hook lcm.Hook, op Op) (*lcm.Hoo
 	if err != nil {
 		return r.res, err
 	}
-	if err := r.onControlPlane(ctx, StepCNI, cp, func(ctx context.Context) (lcm.Result, error) {
-		return ApplyCNI(ctx, k, cni)
-	}); err != nil {
-		return r.res, err
+	if cni != nil {
+		if err := r.onControlPlane(ctx, StepCNI, cp, func(ctx context.Context) (lcm.Result, error) {
+			return ApplyCNI(ctx, k, cni)
+		}); err != nil {
+			return r.res, err
+		}
 	}
 	if err := r.join(ctx, k, cp, r.topo.Nodes()); err != nil {
 		return r.res, err
+	}
+	if r.compat() {
+		if err := r.extensions(ctx, r.topo.Nodes()); err != nil {
+			return r.res, err
+		}
 	}
 	return r.res, r.createVIM(ctx, k, cp)
 }
 
 // Revoke deletes the VIM credentials from the cluster, when a master still
-// answers, and reports the VIM connection for the VNFM to remove
-// (RemoveVimConnections): terminate_start, and heal_start of the entire
-// VNF. A cluster none of whose masters answers has nothing to revoke
-// (the credentials die with it); that is reported in the result, not an
-// error.
+// answers: terminate_start, and heal_start of the entire VNF (which also
+// reports the VIM connection for the VNFM to remove, see
+// [Hooks.HealStart]). A cluster none of whose masters answers has
+// nothing to revoke (the credentials die with it); that is reported in
+// the result, not an error.
 func (c *Hooks) Revoke(ctx context.Context, hook lcm.Hook, op Op) (*lcm.HookResult, error) {
 	r, ctx, err := c.start(ctx, hook, op)
 	if err != nil {
 		return nil, err
 	}
 	defer r.close()
-	r.res.RemoveVimConnections = []string{r.vimName()}
 	k, cp, err := kubectlOn(ctx, r.s, r.topo.Masters)
 	if err != nil {
 		r.res.Add(StepRevokeVIM, lcm.Results{{Host: r.topo.Masters[0].Resource, Result: lcm.Result{Detail: "no master answers: nothing to revoke"}}})
@@ -220,6 +234,9 @@ func (c *Hooks) ScaleOut(ctx context.Context, hook lcm.Hook, op Op, req lcm.Scal
 	}
 	defer r.close()
 	added := heat.ScaleOutTargets(KnownNodes(op.Instance), r.topo.Workers)
+	if err := checkPodCapacity(op.Params, len(r.topo.Nodes())); err != nil {
+		return nil, err // nothing has run
+	}
 	return r.res, r.addNodes(ctx, added)
 }
 
@@ -235,11 +252,16 @@ func (c *Hooks) scales(op Op, req lcm.ScaleVnfRequest, t lcm.ScaleType) bool {
 // backends, then drained, reset (which removes its etcd member when the
 // VM answers), deleted, and its etcd member removed if still there
 // (found by name, removed by ID). The entire VNF (no vnfcInstanceId):
-// [Hooks.Revoke]. VNFCs that are not Kubernetes nodes (the storage server)
+// [Hooks.Revoke], and the VIM connection reported for the VNFM to remove
+// (heal_end adds the new cluster's). VNFCs that are not Kubernetes nodes (the storage server)
 // are ignored.
 func (c *Hooks) HealStart(ctx context.Context, hook lcm.Hook, op Op, req lcm.HealVnfRequest) (*lcm.HookResult, error) {
 	if req.Entire() {
-		return c.Revoke(ctx, hook, op)
+		res, err := c.Revoke(ctx, hook, op)
+		if res != nil {
+			res.RemoveVimConnections = []string{op.Params.VimNameFor(instanceID(op.Instance))}
+		}
+		return res, err
 	}
 	r, ctx, err := c.start(ctx, hook, op)
 	if err != nil {
@@ -370,8 +392,8 @@ func (r *run) proxy() *ProxySettings {
 }
 
 // build makes nodes ready to join: prepared, containerd, the extensions,
-// the Kubernetes packages; or, in compatibility mode, nothing (the
-// install script does it all when it joins them).
+// the Kubernetes packages; in compatibility mode only prepared (the
+// script and then the extensions do the rest as the nodes join).
 func (r *run) build(ctx context.Context, nodes []lcm.Node) error {
 	if len(nodes) == 0 {
 		return nil
@@ -379,7 +401,7 @@ func (r *run) build(ctx context.Context, nodes []lcm.Node) error {
 	if r.op.Params.ScriptPath != "" && !r.InstallScript {
 		var rs lcm.Results
 		for _, n := range nodes {
-			rs = append(rs, lcm.HostResult{Host: n.Resource, Result: lcm.Result{Detail: "script_path " + r.op.Params.ScriptPath + " not used: the native steps build the node"}})
+			rs = append(rs, lcm.HostResult{Host: n.Resource, Result: lcm.Result{Detail: "script_path " + r.op.Params.ScriptPath + " not used: mgmtkit's steps build the node"}})
 		}
 		r.res.Add(StepInstallScript, rs)
 	}
@@ -388,7 +410,7 @@ func (r *run) build(ctx context.Context, nodes []lcm.Node) error {
 	version := r.op.Params.KubernetesVersion
 	if err := r.onNodes(ctx, StepPrepare, nodes, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
 		return PrepareNode(ctx, h, NodeOptions{Name: NodeName(n.Role, n.NICAddress), Hosts: hosts, Proxy: proxy})
-	}); err != nil {
+	}); err != nil || r.compat() {
 		return err
 	}
 	if err := r.onNodes(ctx, StepContainerd, nodes, func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
@@ -396,6 +418,16 @@ func (r *run) build(ctx context.Context, nodes []lcm.Node) error {
 	}); err != nil {
 		return err
 	}
+	if err := r.extensions(ctx, nodes); err != nil {
+		return err
+	}
+	return r.onNodes(ctx, StepKubernetes, nodes, func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
+		return InstallKubernetes(ctx, h, PackagesOptions{Version: version, Proxy: proxy})
+	})
+}
+
+// extensions runs the extensions on nodes, in order.
+func (r *run) extensions(ctx context.Context, nodes []lcm.Node) error {
 	for _, e := range r.op.Extensions {
 		if e.Node == nil {
 			continue
@@ -404,16 +436,42 @@ func (r *run) build(ctx context.Context, nodes []lcm.Node) error {
 			return err
 		}
 	}
-	return r.onNodes(ctx, StepKubernetes, nodes, func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
-		return InstallKubernetes(ctx, h, PackagesOptions{Version: version, Proxy: proxy})
-	})
+	return nil
+}
+
+// compat reports whether the package's install script builds the nodes
+// (see [Hooks.InstallScript]).
+func (r *run) compat() bool { return r.InstallScript && r.op.Params.ScriptPath != "" }
+
+// script returns the install script's options for node n: a master's run
+// (every master, the first first, and the cluster's networks) or a
+// worker's, joining with ji unless it is the first master's run.
+func (r *run) script(n lcm.Node, ji *JoinInfo) ScriptOptions {
+	p := r.op.Params
+	endpoint, _, _ := net.SplitHostPort(r.topo.Endpoint())
+	o := ScriptOptions{Script: p.ScriptPath, ClusterIP: endpoint, HA: r.topo.HA(), Proxy: r.proxy(), SecretFlags: true}
+	if n.Role == lcm.RoleMaster {
+		for _, m := range r.topo.Masters {
+			o.Masters = append(o.Masters, m.NICAddress)
+		}
+		o.PodCIDR, o.ServiceCIDR = p.MasterNode.PodCIDR, p.MasterNode.ClusterCIDR
+	} else {
+		o.Worker = n.NICAddress
+	}
+	if ji != nil {
+		o.Token, o.CACertHash = ji.Token, ji.CACertHash
+		if n.Role == lcm.RoleMaster {
+			o.CertificateKey = ji.CertificateKey
+		}
+	}
+	return o
 }
 
 // hosts makes the /etc/hosts block of nodes name exactly t's nodes.
 func (r *run) hosts(ctx context.Context, nodes []lcm.Node, t Topology) error {
 	entries := t.HostsEntries()
 	return r.onNodes(ctx, StepHosts, nodes, func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
-		return system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: entries})
+		return UpdateHosts(ctx, h, entries)
 	})
 }
 
@@ -448,6 +506,9 @@ func (r *run) initialize(ctx context.Context) (Kubectl, lcm.Node, error) {
 	var k Kubectl
 	err := r.onNodes(ctx, StepInit, []lcm.Node{first}, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
 		k = Kubectl{Host: h}
+		if r.compat() {
+			return RunInstallScript(ctx, h, r.op.Package, r.script(n, nil))
+		}
 		return InitControlPlane(ctx, h, InitOptions{
 			NodeName:         NodeName(n.Role, n.NICAddress),
 			AdvertiseAddress: n.NICAddress,
@@ -506,7 +567,12 @@ func (r *run) join(ctx context.Context, k Kubectl, cp lcm.Node, nodes []lcm.Node
 				if err != nil {
 					return lcm.Unchanged, err
 				}
-				if res, err = JoinNode(ctx, h, JoinOptions{NodeName: name, AdvertiseAddress: n.NICAddress, ControlPlane: controlPlane, Info: ji}); err != nil {
+				if r.compat() {
+					res, err = RunInstallScript(ctx, h, r.op.Package, r.script(n, &ji))
+				} else {
+					res, err = JoinNode(ctx, h, JoinOptions{NodeName: name, AdvertiseAddress: n.NICAddress, ControlPlane: controlPlane, Info: ji})
+				}
+				if err != nil {
 					return res, err
 				}
 			}
@@ -551,6 +617,11 @@ func (r *run) addNodes(ctx context.Context, nodes []lcm.Node) error {
 	}
 	if err := r.join(ctx, k, cp, nodes); err != nil {
 		return err
+	}
+	if r.compat() {
+		if err := r.extensions(ctx, nodes); err != nil {
+			return err
+		}
 	}
 	if err := r.hosts(ctx, others.Nodes(), r.topo); err != nil {
 		return err
@@ -741,11 +812,51 @@ func (r *run) createVIM(ctx context.Context, k Kubectl, cp lcm.Node) error {
 	return nil
 }
 
+// The pod network's share per node: kube-controller-manager's
+// --node-cidr-mask-size defaults, which kubeadm keeps
+// (kubernetes/kubernetes pkg/controller/nodeipam/ipam/cidrset: one
+// subnet of this size per node, from the cluster's pod CIDR).
+const (
+	nodeMaskIPv4 = 24
+	nodeMaskIPv6 = 64
+)
+
+// checkPodCapacity refuses a pod network too small for nodes nodes: with
+// a /24 per node, pod_cidr 192.168.3.0/24 (the cir sample's) holds the
+// pods of one node only, and every other node would stay NotReady
+// without a podCIDR.
+func checkPodCapacity(p ClusterParams, nodes int) error {
+	pod := p.MasterNode.PodCIDR
+	if !pod.IsValid() {
+		return nil
+	}
+	mask := nodeMaskIPv4
+	if pod.Addr().Is6() {
+		mask = nodeMaskIPv6
+	}
+	room := 0
+	if bits := mask - pod.Bits(); bits >= 0 {
+		room = 1 << min(bits, 30)
+	}
+	if room >= nodes {
+		return nil
+	}
+	return &lcm.ParamsError{Problems: []lcm.Problem{{
+		Path: ClusterParamKey + ".master_node.pod_cidr",
+		Message: fmt.Sprintf("%s has room for the pods of %d nodes (a /%d each, kube-controller-manager's --node-cidr-mask-size), the cluster has %d: give a larger network, such as a /16",
+			pod, room, mask, nodes),
+	}}}
+}
+
 // readCNI reads cni_manifest_path from the package: the native steps need
-// a pod network, or no node becomes Ready.
-func readCNI(op Op) ([]byte, error) {
+// a pod network, or no node becomes Ready; the reference's install script
+// (optional) applies its own, so without one there is nothing to read.
+func readCNI(op Op, optional bool) ([]byte, error) {
 	p := op.Params
 	field := ClusterParamKey + ".cni_manifest_path"
+	if p.CNIManifestPath == "" && optional {
+		return nil, nil
+	}
 	if p.CNIManifestPath == "" {
 		return nil, &lcm.ParamsError{Problems: []lcm.Problem{{Path: field, Message: "is required: the cluster's pod network (a CNI manifest in the VNF package); without one no node becomes Ready"}}}
 	}

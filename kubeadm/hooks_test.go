@@ -3,9 +3,12 @@ package kubeadm_test
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -160,20 +163,32 @@ func TestInstantiateSingleMaster(t *testing.T) {
 	}
 }
 
-// A hook that would need a pod network refuses to run without one,
-// naming the field, before any command.
-func TestInstantiateWithoutCNIRunsNothing(t *testing.T) {
-	c := newKCluster(t, sim.ClusterShape{Masters: 1, Workers: 1})
-	c.op.Params.CNIManifestPath = ""
-	_, err := c.hooks.Instantiate(c.ctx, lcm.InstantiateEnd, c.op)
-	var pe *lcm.ParamsError
-	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "cni_manifest_path") {
-		t.Fatalf("error %v, want a ParamsError naming cni_manifest_path", err)
-	}
-	for _, h := range c.vnf.Hosts() {
-		if n := len(h.SSH.Transcript()); n != 0 {
-			t.Errorf("%s ran %d commands", h.Resource, n)
-		}
+// Input the hooks cannot work with is refused, naming the field, before
+// any command: no pod network, or one too small for the nodes.
+func TestBadInputRunsNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name, field string
+		edit        func(p *kubeadm.ClusterParams)
+	}{
+		{"no CNI", "cni_manifest_path", func(p *kubeadm.ClusterParams) { p.CNIManifestPath = "" }},
+		{"pod network for one node", "master_node.pod_cidr", func(p *kubeadm.ClusterParams) {
+			p.MasterNode.PodCIDR = netip.MustParsePrefix("192.168.3.0/24")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newKCluster(t, sim.ClusterShape{Masters: 1, Workers: 1})
+			tc.edit(&c.op.Params)
+			_, err := c.hooks.Instantiate(c.ctx, lcm.InstantiateEnd, c.op)
+			var pe *lcm.ParamsError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.field) {
+				t.Fatalf("error %v, want a ParamsError naming %s", err, tc.field)
+			}
+			for _, h := range c.vnf.Hosts() {
+				if n := len(h.SSH.Transcript()); n != 0 {
+					t.Errorf("%s ran %d commands", h.Resource, n)
+				}
+			}
+		})
 	}
 }
 
@@ -558,4 +573,113 @@ func TestJoinFaultThenRerunConverges(t *testing.T) {
 	if joins != 2 {
 		t.Errorf("%s ran kubeadm join %d times, want the failed one and one more", w.Resource, joins)
 	}
+}
+
+// compatPackage is the sample package with the reference's install
+// script replaced by recordScript, which records its flags.
+func compatPackage(t *testing.T) *lcm.Package {
+	t.Helper()
+	m := fstest.MapFS{}
+	err := fs.WalkDir(samples.VNFPackage(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(samples.VNFPackage(), p)
+		m[p] = &fstest.MapFile{Data: b, Mode: 0o644}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m["Scripts/install_k8s_cluster.sh"] = &fstest.MapFile{Data: []byte(recordScript), Mode: 0o755}
+	return lcm.NewPackage(m)
+}
+
+// In compatibility mode the first master's run of the install script
+// initialises the cluster with the reference's flags; nodes are
+// prepared, and mgmtkit runs no kubeadm of its own.
+func TestCompatModeRunsTheScriptOnTheFirstMaster(t *testing.T) {
+	c := newKCluster(t, sim.ClusterShape{Masters: 1, Workers: 1})
+	c.op.Package = compatPackage(t)
+	c.hooks.InstallScript = true
+	res, err := c.hooks.Instantiate(c.ctx, lcm.InstantiateEnd, c.op)
+	// The recording script builds nothing: kubectl is not even there.
+	if err == nil || !strings.Contains(err.Error(), kubeadm.StepCNI) {
+		t.Fatalf("error %v, want the CNI step to find no cluster", err)
+	}
+	if got := stepNames(res); !slices.Equal(got, []string{kubeadm.StepPrepare, kubeadm.StepInit, kubeadm.StepCNI}) {
+		t.Errorf("steps %v", got)
+	}
+	m, w := c.vnf.HostsWithRole(lcm.RoleMaster)[0], c.vnf.HostsWithRole(lcm.RoleWorker)[0]
+	rec, err := m.FS().ReadFile("/home/ubuntu/record")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"m=" + m.NICAddress, "i=" + m.NICAddress, "p=" + sim.SamplePodCIDR, "a=10.199.187.0/24", "ha_flag=False"} {
+		if !strings.Contains(string(rec), want+"\n") {
+			t.Errorf("the first master's run lacks %q:\n%s", want, rec)
+		}
+	}
+	if w.FS().Exists("/home/ubuntu/record") {
+		t.Error("the worker ran the script before the cluster existed")
+	}
+	for _, h := range c.vnf.Hosts() {
+		for _, e := range h.SSH.Transcript() {
+			if strings.Contains(e.Command, "kubeadm init") || strings.Contains(e.Command, "kubeadm join") {
+				t.Errorf("%s: mgmtkit ran %q in compatibility mode", h.Resource, e.Command)
+			}
+		}
+	}
+}
+
+// A worker added in compatibility mode runs the script with -w, the
+// endpoint and a fresh token and CA hash, which no SSH command carries.
+func TestCompatModeJoinsAWorkerWithTheScript(t *testing.T) {
+	c := newKCluster(t, sim.ClusterShape{Masters: 1, Workers: 1, MinWorkers: 1})
+	c.instantiate()
+	before := c.vnf.Instance()
+	added, err := c.vnf.ScaleOut(c.op.Params.WorkerNode.AspectID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.op.Instance, c.op.Package = before, compatPackage(t)
+	c.hooks.InstallScript, c.hooks.ReadyTimeout = true, 2*time.Second
+	_, err = c.hooks.ScaleOut(c.ctx, lcm.ScaleEnd, c.op, lcm.ScaleVnfRequest{Type: lcm.ScaleOut, AspectID: c.op.Params.WorkerNode.AspectID, NumberOfSteps: 1})
+	// The recording script joins nothing: the node never registers.
+	name := kubeadm.NodeName(lcm.RoleWorker, added[0].NICAddress)
+	if err == nil || !strings.Contains(err.Error(), name) {
+		t.Fatalf("error %v, want the wait for %s to fail", err, name)
+	}
+	rec, err := added[0].FS().ReadFile("/home/ubuntu/record")
+	if err != nil {
+		t.Fatal(err)
+	}
+	master := c.vnf.HostsWithRole(lcm.RoleMaster)[0]
+	var token string
+	for _, l := range strings.Split(string(rec), "\n") {
+		if v, ok := strings.CutPrefix(l, "t="); ok {
+			token = v
+		}
+	}
+	if len(token) != 23 || !strings.Contains(string(rec), "w="+added[0].NICAddress+"\n") || !strings.Contains(string(rec), "i="+master.NICAddress+"\n") || !strings.Contains(string(rec), "s=sha256:") {
+		t.Fatalf("the worker's run:\n%s", rec)
+	}
+	for _, h := range c.vnf.Hosts() {
+		for _, e := range h.SSH.Transcript() {
+			if strings.Contains(e.Command, token) {
+				t.Errorf("%s: the join token is in a command: %.200q", h.Resource, e.Command)
+			}
+		}
+	}
+}
+
+func stepNames(res *lcm.HookResult) []string {
+	var names []string
+	if res == nil {
+		return nil
+	}
+	for _, s := range res.Steps {
+		names = append(names, s.Step)
+	}
+	return names
 }

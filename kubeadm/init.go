@@ -113,7 +113,7 @@ func endpointMsg(endpoint string) string {
 // InitControlPlane creates the cluster on its first master: it writes
 // [InitConfigFile] (root, 0600) from typed kubeadm v1beta4 structs and
 // runs `kubeadm init --config /etc/kubernetes/mgmtkit/init.yaml
-// --upload-certs`.
+// --upload-certs --skip-token-print --skip-certificate-key-print`.
 //
 // A master whose /etc/kubernetes/admin.conf and kube-apiserver manifest
 // exist and whose node is registered is left alone ([lcm.Unchanged]).
@@ -124,10 +124,10 @@ func endpointMsg(endpoint string) string {
 // IP forwarding off and a container runtime that is not running; its
 // error names the check.
 //
-// kubeadm init prints the join credentials it makes (a 24-hour
-// bootstrap token, the certificate key of --upload-certs) on standard
-// output, which this step discards; [NewJoinInfo] makes short-lived ones
-// when they are needed.
+// kubeadm init makes join credentials (a 24-hour bootstrap token, the
+// certificate key of --upload-certs) that this step neither prints nor
+// keeps (--skip-token-print, --skip-certificate-key-print); [NewJoinInfo]
+// makes short-lived ones when they are needed.
 func InitControlPlane(ctx context.Context, h remote.Host, o InitOptions) (lcm.Result, error) {
 	if err := o.check(); err != nil {
 		return lcm.Unchanged, err
@@ -161,9 +161,11 @@ func InitControlPlane(ctx context.Context, h remote.Host, o InitOptions) (lcm.Re
 		return lcm.Unchanged, fmt.Errorf("kubeadm init on %s: %w", h.Name(), err)
 	}
 	_, err = h.Run(ctx, remote.Cmd{
-		Args: []string{"kubeadm", "init", "--config", InitConfigFile, "--upload-certs"},
-		Sudo: true,
-		// It prints a bootstrap token and the certificate key.
+		// --skip-token-print and --skip-certificate-key-print
+		// (cmd/kubeadm/app/cmd/init.go) keep the join credentials kubeadm
+		// makes off standard output, which is discarded all the same.
+		Args:   []string{"kubeadm", "init", "--config", InitConfigFile, "--upload-certs", "--skip-token-print", "--skip-certificate-key-print"},
+		Sudo:   true,
 		Stdout: io.Discard,
 	})
 	if err != nil {

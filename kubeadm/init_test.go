@@ -49,7 +49,7 @@ func initScript(t *testing.T, seen *[]byte) script {
 		switch inv.line() {
 		case "version -o short":
 			return ok("v1.36.2\n")
-		case "init --config /etc/kubernetes/mgmtkit/init.yaml --upload-certs":
+		case "init --config /etc/kubernetes/mgmtkit/init.yaml --upload-certs --skip-token-print --skip-certificate-key-print":
 			if inv.user != "root" {
 				return reply{stderr: "[ERROR IsPrivilegedUser]: user is not running as root\n", code: 1}
 			}
@@ -85,7 +85,7 @@ func TestInitControlPlane(t *testing.T) {
 	if !res.Changed || !strings.Contains(res.Detail, "v1.36.2") {
 		t.Fatalf("result %v", res)
 	}
-	if got, want := n.lines("kubeadm"), []string{"version -o short", "init --config /etc/kubernetes/mgmtkit/init.yaml --upload-certs"}; !slices.Equal(got, want) {
+	if got, want := n.lines("kubeadm"), []string{"version -o short", "init --config /etc/kubernetes/mgmtkit/init.yaml --upload-certs --skip-token-print --skip-certificate-key-print"}; !slices.Equal(got, want) {
 		t.Fatalf("kubeadm runs %q, want %q", got, want)
 	}
 	for _, want := range []string{"kubernetesVersion: v1.36.2", "controlPlaneEndpoint: 10.0.0.5:6443", "name: master-10-0-0-5", "advertiseAddress: 10.0.0.5", "podSubnet: 192.168.0.0/16", "serviceSubnet: 10.96.0.0/12", "cgroupDriver: systemd"} {

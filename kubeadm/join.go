@@ -65,7 +65,8 @@ type JoinInfo struct {
 // computed here. With controlPlane it also makes a certificate key (32
 // random bytes, generated here) and uploads the control-plane
 // certificates encrypted with it (`kubeadm init phase upload-certs
-// --upload-certs --config /etc/kubernetes/mgmtkit/upload-certs.yaml`;
+// --upload-certs --skip-certificate-key-print --config
+// /etc/kubernetes/mgmtkit/upload-certs.yaml`;
 // the file is removed afterwards). Every call creates a new token, so it
 // is not idempotent, and need not be: call it once per batch of joins.
 func NewJoinInfo(ctx context.Context, cp remote.Host, endpoint string, controlPlane bool) (JoinInfo, error) {
@@ -141,10 +142,10 @@ func uploadCerts(ctx context.Context, cp remote.Host) (remote.Secret, error) {
 		return remote.Secret{}, err
 	}
 	_, err = cp.Run(ctx, remote.Cmd{
-		Args:    []string{"kubeadm", "init", "phase", "upload-certs", "--upload-certs", "--config", UploadCertsConfigFile},
+		Args:    []string{"kubeadm", "init", "phase", "upload-certs", "--upload-certs", "--skip-certificate-key-print", "--config", UploadCertsConfigFile},
 		Sudo:    true,
 		Secrets: []remote.Secret{key},
-		// It prints the key.
+		// Printing nothing of the key, and discarded all the same.
 		Stdout:     io.Discard,
 		Idempotent: true,
 	})

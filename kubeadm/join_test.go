@@ -64,7 +64,7 @@ func TestNewJoinInfoControlPlaneUploadsCerts(t *testing.T) {
 		switch inv.line() {
 		case "version -o short":
 			return ok("v1.36.2\n")
-		case "init phase upload-certs --upload-certs --config /etc/kubernetes/mgmtkit/upload-certs.yaml":
+		case "init phase upload-certs --upload-certs --skip-certificate-key-print --config /etc/kubernetes/mgmtkit/upload-certs.yaml":
 			cfg := rootOnly(t, fsys, kubeadm.UploadCertsConfigFile)
 			for _, doc := range strings.Split(string(cfg), "---\n") {
 				var c struct {

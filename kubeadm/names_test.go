@@ -1,6 +1,7 @@
 package kubeadm_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/mgmtkit/mgmtkit/kubeadm"
@@ -27,5 +28,17 @@ func TestNodeName(t *testing.T) {
 		if !lcm.IsDNSName(kubeadm.NodeName(tc.role, tc.addr)) {
 			t.Errorf("%q is not a host name", kubeadm.NodeName(tc.role, tc.addr))
 		}
+	}
+}
+
+func TestClusterHosts(t *testing.T) {
+	got := kubeadm.ClusterHosts([]string{"10.0.0.5", "10.0.0.6"}, []string{"10.0.0.12", "10.0.0.5"})
+	want := "10.0.0.5=master-10-0-0-5 10.0.0.6=master-10-0-0-6 10.0.0.12=worker-10-0-0-12"
+	var s []string
+	for _, e := range got {
+		s = append(s, e.IP+"="+strings.Join(e.Names, ","))
+	}
+	if strings.Join(s, " ") != want {
+		t.Errorf("got %q, want %q", s, want)
 	}
 }

@@ -129,3 +129,6 @@ func (n *simNode) mode(file string) string {
 	uid, _ := sshtest.Owner(fi)
 	return fmt.Sprintf("%04o %d", fi.Mode().Perm(), uid)
 }
+
+// remoteCmd is a root command.
+func remoteCmd(args ...string) remote.Cmd { return remote.Cmd{Args: args, Sudo: true} }

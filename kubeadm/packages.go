@@ -22,7 +22,7 @@ const (
 	KubernetesSourcesList = "/etc/apt/sources.list.d/kubernetes.list"
 )
 
-// kubernetesPackages are what [InstallKubernetes] installs and holds.
+// kubernetesPackages returns what [InstallKubernetes] installs and holds.
 // Of their dependencies (kubernetes/release
 // cmd/krel/templates/latest/metadata.yaml and the packages' .spec files)
 // apt brings kubernetes-cni (kubelet's, >= 1.2.0 from 1.28), util-linux
@@ -32,7 +32,7 @@ const (
 // first: apt installs every named package at its pin in any order, the
 // simulated apt only when a pinned package is named before what depends
 // on it.
-var kubernetesPackages = []string{"kubelet", "kubectl", "kubeadm"}
+func kubernetesPackages() []string { return []string{"kubelet", "kubectl", "kubeadm"} }
 
 // KubernetesRepo returns the pkgs.k8s.io repository of v's minor
 // release, "https://pkgs.k8s.io/core:/stable:/v1.36/deb/".
@@ -118,7 +118,7 @@ func InstallKubernetes(ctx context.Context, h remote.Host, o PackagesOptions) (l
 		return lcm.Unchanged, &lcm.ParamsError{Problems: probs}
 	}
 	dropIn, env := kubeletDropIns()
-	files, err := remote.ReadFiles(ctx, h, []string{KubernetesKeyring, KubernetesSourcesList, dropIn, env}, remote.FileOptions{Sudo: true})
+	files, err := remote.ReadFiles(ctx, h, []string{KubernetesKeyring, KubernetesSourcesList, dropIn, env, kubeletPending}, remote.FileOptions{Sudo: true})
 	if err != nil {
 		return lcm.Unchanged, stepErr(h, "reading the Kubernetes repository's files", err)
 	}
@@ -152,7 +152,7 @@ func InstallKubernetes(ctx context.Context, h remote.Host, o PackagesOptions) (l
 		res = res.And(lcm.Changed("wrote " + KubernetesSourcesList))
 	}
 
-	pkgs := slices.Clone(kubernetesPackages)
+	pkgs := kubernetesPackages()
 	if version.IsPatch() {
 		for i := range pkgs {
 			pkgs[i] += "=" + PackageVersion(version)
@@ -170,7 +170,7 @@ func InstallKubernetes(ctx context.Context, h remote.Host, o PackagesOptions) (l
 	}
 	held := strings.Fields(string(out.Stdout))
 	var hold []string
-	for _, p := range kubernetesPackages {
+	for _, p := range kubernetesPackages() {
 		if !slices.Contains(held, p) {
 			hold = append(hold, p)
 		}
@@ -181,7 +181,8 @@ func InstallKubernetes(ctx context.Context, h remote.Host, o PackagesOptions) (l
 		}
 		res = res.And(lcm.Changed("held " + strings.Join(hold, ", ")))
 	}
-	r, err = kubeletUnit(ctx, h, o.Proxy, files[dropIn], files[env])
+	_, pending := files[kubeletPending]
+	r, err = kubeletUnit(ctx, h, o.Proxy, files[dropIn], files[env], pending)
 	res = res.And(r)
 	if err != nil {
 		return res, stepErr(h, "kubelet.service", err)
@@ -195,11 +196,20 @@ func InstallKubernetes(ctx context.Context, h remote.Host, o PackagesOptions) (l
 const kubeletStateScript = `systemctl is-enabled kubelet.service || true
 systemctl is-active kubelet.service || true`
 
+// kubeletPending marks a restart of the kubelet owed for a drop-in
+// change: written before the drop-ins change, removed once a running
+// kubelet has been restarted (or found not running, when it reads its
+// drop-ins at its next start anyway), so that a run that fails in
+// between leaves the restart to the next run, as system.ConfigureUnit's
+// markers do. Under /run: a reboot restarts the kubelet anyway.
+const kubeletPending = system.PendingDir + "/mgmtkit-kubelet-proxy"
+
 // kubeletUnit gives the kubelet its proxy drop-in (or removes it), has
 // systemd reload its units when they changed, enables the kubelet, and
-// restarts it when it runs and its drop-ins changed. oldDropIn and
-// oldEnv are the files' current contents (nil when missing).
-func kubeletUnit(ctx context.Context, h remote.Host, p *ProxySettings, oldDropIn, oldEnv []byte) (lcm.Result, error) {
+// restarts it when it runs and its drop-ins changed (now or in a run
+// that failed before the restart: pending). oldDropIn and oldEnv are
+// the files' current contents (nil when missing).
+func kubeletUnit(ctx context.Context, h remote.Host, p *ProxySettings, oldDropIn, oldEnv []byte, pending bool) (lcm.Result, error) {
 	dropIn, env := kubeletDropIns()
 	want, absent := proxyUnitFiles("kubelet", p)
 	changed := false
@@ -212,13 +222,20 @@ func kubeletUnit(ctx context.Context, h remote.Host, p *ProxySettings, oldDropIn
 			writes = append(writes, remote.FileWrite{Path: f.path, Content: []byte(content), Options: remote.FileOptions{Mode: 0o600, Owner: "root", Group: "root", Sudo: true}})
 		}
 	}
+	remove := absent != nil && (oldDropIn != nil || oldEnv != nil)
+	if (writes != nil || remove) && !pending {
+		if _, err := h.WriteFile(ctx, kubeletPending, strings.NewReader("kubelet.service\n"), remote.FileOptions{Mode: 0o644, Owner: "root", Group: "root", Sudo: true}); err != nil {
+			return lcm.Unchanged, err
+		}
+		pending = true
+	}
 	if writes != nil {
 		if _, err := remote.WriteFiles(ctx, h, writes); err != nil {
 			return lcm.Unchanged, err
 		}
 		changed = true
 	}
-	if absent != nil && (oldDropIn != nil || oldEnv != nil) {
+	if remove {
 		if _, err := remote.RemoveFiles(ctx, h, absent, []string{system.UnitDir + "/kubelet.service.d"}, remote.FileOptions{Sudo: true}); err != nil {
 			return lcm.Unchanged, err
 		}
@@ -227,6 +244,8 @@ func kubeletUnit(ctx context.Context, h remote.Host, p *ProxySettings, oldDropIn
 	res := lcm.Unchanged
 	if changed {
 		res = lcm.Changed("kubelet proxy drop-in")
+	}
+	if pending {
 		if _, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "daemon-reload"}, Sudo: true, Idempotent: true}); err != nil {
 			return res, err
 		}
@@ -246,12 +265,18 @@ func kubeletUnit(ctx context.Context, h remote.Host, p *ProxySettings, oldDropIn
 		res = res.And(lcm.Changed("kubelet enabled"))
 	}
 	// "activating" is the kubelet restarting after a failure, as it does
-	// until kubeadm configures it: a restart would change nothing.
-	if changed && state[1] == "active" {
+	// until kubeadm configures it: its next start reads the drop-ins.
+	if !pending {
+		return res, nil
+	}
+	if state[1] == "active" {
 		if _, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "restart", "kubelet.service"}, Sudo: true, Idempotent: true}); err != nil {
 			return res, err
 		}
 		res = res.And(lcm.Changed("kubelet restarted"))
+	}
+	if _, err := remote.RemoveFiles(ctx, h, []string{kubeletPending}, nil, remote.FileOptions{Sudo: true}); err != nil {
+		return res, err
 	}
 	return res, nil
 }

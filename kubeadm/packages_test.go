@@ -142,3 +142,35 @@ func TestInstallKubernetesFailsWithCurlsMessage(t *testing.T) {
 		t.Errorf("commands ran: %q", cmds)
 	}
 }
+
+// A run that changes the kubelet's proxy and fails before restarting it
+// leaves the restart to the next run, which finds the files as it wants
+// them.
+func TestInstallKubernetesOwesTheKubeletRestartAcrossAFailure(t *testing.T) {
+	n := newSimNode(t, k8sRepoCloud())
+	if _, err := kubeadm.InstallKubernetes(n.ctx, n.ssh, kubeadm.PackagesOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !n.host.Machine.Service("kubelet").Active {
+		t.Fatal("the kubelet does not run: the test proves nothing")
+	}
+	restarts := n.host.Machine.Service("kubelet").Restarts
+	opts := kubeadm.PackagesOptions{Proxy: proxyWithPassword}
+	n.host.SSH.FailProgram("systemctl", 1, 1, "Failed to reload daemon: Connection timed out")
+	if _, err := kubeadm.InstallKubernetes(n.ctx, n.ssh, opts); err == nil || !strings.Contains(err.Error(), "Connection timed out") {
+		t.Fatalf("got %v, want the daemon-reload failure", err)
+	}
+	if n.host.Machine.Service("kubelet").Restarts != restarts {
+		t.Fatal("restarted despite the failure")
+	}
+	res, err := kubeadm.InstallKubernetes(n.ctx, n.ssh, opts)
+	if err != nil || !strings.Contains(res.Detail, "kubelet restarted") {
+		t.Fatalf("%v, %v", res, err)
+	}
+	if n.host.Machine.Service("kubelet").Restarts != restarts+1 {
+		t.Error("the owed restart did not happen")
+	}
+	if res, err := kubeadm.InstallKubernetes(n.ctx, n.ssh, opts); err != nil || res.Changed {
+		t.Errorf("then: %v, %v", res, err)
+	}
+}

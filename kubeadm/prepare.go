@@ -42,6 +42,19 @@ const (
 // so PrepareNode writes the cluster's block there too when it exists.
 const CloudHostsTemplate = "/etc/cloud/templates/hosts.debian.tmpl"
 
+// CloudPreserveHostname is the cloud-init configuration PrepareNode
+// writes where cloud-init is installed (/etc/cloud/cloud.cfg or
+// [CloudHostsTemplate] exists):
+// preserve_hostname: true, so that cloud-init's update_hostname module,
+// which runs at every boot, does not set the host name back to the
+// instance's (cloudinit/config/cc_update_hostname.py and
+// cc_set_hostname.py: "preserve_hostname: If true, the hostname will not
+// be changed").
+const CloudPreserveHostname = "/etc/cloud/cloud.cfg.d/99-mgmtkit-hostname.cfg"
+
+// cloudConfig marks a node where cloud-init runs.
+const cloudConfig = "/etc/cloud/cloud.cfg"
+
 // swapsFile lists the active swap areas (proc(5)); its first line is a
 // header. kubeadm's preflight SwapCheck reads it too
 // (kubernetes/kubernetes cmd/kubeadm/app/preflight/checks.go: "running
@@ -49,12 +62,12 @@ const CloudHostsTemplate = "/etc/cloud/templates/hosts.debian.tmpl"
 // false), so an entry under the header fails `kubeadm init` and `join`.
 const swapsFile = "/proc/swaps"
 
-// k8sModules are the kernel modules a kubeadm node needs: overlay for
+// k8sModules returns the kernel modules a kubeadm node needs: overlay for
 // containerd's overlayfs snapshotter, br_netfilter so that bridged pod
 // traffic passes iptables (kubernetes.io docs "Container Runtimes",
 // "Forwarding IPv4 and letting iptables see bridged traffic";
 // content/en/docs/setup/production-environment/container-runtimes.md).
-var k8sModules = []string{"overlay", "br_netfilter"}
+func k8sModules() []string { return []string{"overlay", "br_netfilter"} }
 
 // k8sSysctls returns the kernel parameters of the same page: bridged
 // traffic through ip(6)tables, and IPv4 forwarding, which kubeadm's
@@ -284,7 +297,8 @@ type NodeOptions struct {
 // PrepareNode makes a VM ready for a container runtime and kubeadm, each
 // part only where it differs:
 //
-//   - the host name is o.Name (system.SetHostname);
+//   - the host name is o.Name (system.SetHostname), and cloud-init keeps
+//     it across reboots ([CloudPreserveHostname]);
 //   - the cluster's block of /etc/hosts holds o.Hosts
 //     (system.SetHostsBlock, block [HostsBlock]), and so does cloud-init's
 //     [CloudHostsTemplate] where it exists, so that a reboot keeps it;
@@ -317,19 +331,9 @@ func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result,
 	// goes first: a bad entry is a ParamsError with no command run.
 	res, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: o.Hosts, Files: append([]string{system.HostsFile}, o.HostsFiles...)})
 	if err != nil {
-		var pe *lcm.ParamsError
-		if errors.As(err, &pe) {
-			for i, pr := range pe.Problems {
-				if rest, ok := strings.CutPrefix(pr.Path, "Entries"); ok {
-					pe.Problems[i].Path = "Hosts" + rest
-				} else if strings.HasPrefix(pr.Path, "Files") {
-					pe.Problems[i].Path = "HostsFiles"
-				}
-			}
-		}
-		return res, stepErr(h, "the cluster's /etc/hosts block", err)
+		return res, stepErr(h, "the cluster's /etc/hosts block", hostsProblems(err))
 	}
-	files, err := remote.ReadFiles(ctx, h, []string{swapsFile, FstabFile, CloudHostsTemplate}, remote.FileOptions{Sudo: true})
+	files, err := remote.ReadFiles(ctx, h, []string{swapsFile, FstabFile, CloudHostsTemplate, cloudConfig, CloudPreserveHostname}, remote.FileOptions{Sudo: true})
 	if err != nil {
 		return res, stepErr(h, "reading swap, fstab and cloud-init's hosts template", err)
 	}
@@ -344,9 +348,21 @@ func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result,
 			return system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: o.Hosts, Files: []string{CloudHostsTemplate}})
 		}},
 		{"the host name", func() (lcm.Result, error) { return system.SetHostname(ctx, h, o.Name) }},
+		{"cloud-init's preserve_hostname", func() (lcm.Result, error) {
+			want := []byte("# Managed by mgmtkit: the host name is the Kubernetes node name.\npreserve_hostname: true\n")
+			_, cfg := files[cloudConfig]
+			_, tmpl := files[CloudHostsTemplate]
+			if !cfg && !tmpl || bytes.Equal(files[CloudPreserveHostname], want) {
+				return lcm.Unchanged, nil
+			}
+			if _, err := h.WriteFile(ctx, CloudPreserveHostname, bytes.NewReader(want), remote.FileOptions{Mode: 0o644, Owner: "root", Group: "root", Sudo: true}); err != nil {
+				return lcm.Unchanged, err
+			}
+			return lcm.Changed("wrote " + CloudPreserveHostname), nil
+		}},
 		{"swap", func() (lcm.Result, error) { return swapOff(ctx, h, files) }},
 		{"kernel modules", func() (lcm.Result, error) {
-			return system.LoadKernelModules(ctx, h, system.ModulesOptions{Name: KernelConfigName, Modules: k8sModules})
+			return system.LoadKernelModules(ctx, h, system.ModulesOptions{Name: KernelConfigName, Modules: k8sModules()})
 		}},
 		{"kernel parameters", func() (lcm.Result, error) {
 			return system.ApplySysctls(ctx, h, system.SysctlOptions{Name: "90-" + KernelConfigName, Settings: k8sSysctls()})
@@ -361,6 +377,48 @@ func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result,
 		}
 	}
 	return res, nil
+}
+
+// UpdateHosts makes the cluster's block of /etc/hosts (and of
+// [CloudHostsTemplate] where it exists) hold entries, and changes
+// nothing else: the step that tells the other nodes that one joined or
+// left (scale-out, scale-in, heal), where [PrepareNode] prepares a new
+// one. Entries are validated before anything runs (an
+// *lcm.ParamsError); a converged node costs three commands (two
+// without cloud-init).
+func UpdateHosts(ctx context.Context, h remote.Host, entries []system.HostsEntry) (lcm.Result, error) {
+	res, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: entries})
+	if err != nil {
+		return res, stepErr(h, "the cluster's /etc/hosts block", hostsProblems(err))
+	}
+	files, err := remote.ReadFiles(ctx, h, []string{CloudHostsTemplate}, remote.FileOptions{Sudo: true})
+	if err != nil {
+		return res, stepErr(h, "reading "+CloudHostsTemplate, err)
+	}
+	if _, ok := files[CloudHostsTemplate]; ok {
+		r, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: entries, Files: []string{CloudHostsTemplate}})
+		res = res.And(r)
+		if err != nil {
+			return res, stepErr(h, CloudHostsTemplate, err)
+		}
+	}
+	return res, nil
+}
+
+// hostsProblems renames the paths of SetHostsBlock's ParamsError to
+// NodeOptions' fields (Entries → Hosts, Files → HostsFiles).
+func hostsProblems(err error) error {
+	var pe *lcm.ParamsError
+	if errors.As(err, &pe) {
+		for i, pr := range pe.Problems {
+			if rest, ok := strings.CutPrefix(pr.Path, "Entries"); ok {
+				pe.Problems[i].Path = "Hosts" + rest
+			} else if strings.HasPrefix(pr.Path, "Files") {
+				pe.Problems[i].Path = "HostsFiles"
+			}
+		}
+	}
+	return err
 }
 
 // stepErr says which part of a step failed on which host; a ParamsError

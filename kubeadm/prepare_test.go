@@ -104,6 +104,9 @@ func TestPrepareNodeConvergesAndIsIdempotent(t *testing.T) {
 	if got := n.host.Machine.Hostname(); got != name {
 		t.Errorf("host name after a reboot %q", got)
 	}
+	if got := n.read(kubeadm.CloudPreserveHostname); !strings.HasSuffix(got, "\npreserve_hostname: true\n") {
+		t.Errorf("%s: %q", kubeadm.CloudPreserveHostname, got)
+	}
 	if got := n.read("/proc/swaps"); got != swapsHeader {
 		t.Errorf("swap on after a reboot:\n%s", got)
 	}
@@ -207,5 +210,34 @@ func TestProxyFor(t *testing.T) {
 	got = kubeadm.ProxyFor(p, []string{"10.0.0.5"}, "10.0.0.5", nil)
 	if !slices.Contains(got.NoProxy, "10.0.0.0/16") || slices.Contains(got.NoProxy, "10.0.0.0/24") {
 		t.Errorf("k8s_node_cidr not used: %q", got.NoProxy)
+	}
+}
+
+func TestUpdateHostsOnScaleInAndOut(t *testing.T) {
+	n := newSimNode(t, sim.Options{})
+	all := kubeadm.ClusterHosts([]string{"10.0.0.5"}, []string{"10.0.0.12", "10.0.0.13"})
+	n.twice("UpdateHosts", func() (lcm.Result, error) { return kubeadm.UpdateHosts(n.ctx, n.ssh, all) })
+	for _, f := range []string{"/etc/hosts", kubeadm.CloudHostsTemplate} {
+		if got := n.read(f); !strings.Contains(got, "10.0.0.13\tworker-10-0-0-13\n") {
+			t.Errorf("%s:\n%s", f, got)
+		}
+	}
+	// worker-10-0-0-13 leaves.
+	if res, err := kubeadm.UpdateHosts(n.ctx, n.ssh, all[:2]); err != nil || !res.Changed {
+		t.Fatalf("%v, %v", res, err)
+	}
+	for _, f := range []string{"/etc/hosts", kubeadm.CloudHostsTemplate} {
+		if got := n.read(f); strings.Contains(got, "10.0.0.13") || !strings.Contains(got, "10.0.0.12\tworker-10-0-0-12\n") {
+			t.Errorf("%s after scale-in:\n%s", f, got)
+		}
+	}
+	n.commands()
+	_, err := kubeadm.UpdateHosts(n.ctx, n.ssh, []system.HostsEntry{{IP: "10.0.0.5"}})
+	var pe *lcm.ParamsError
+	if !errors.As(err, &pe) || pe.Problems[0].Path != "Hosts[0].Names" {
+		t.Errorf("got %v", err)
+	}
+	if cmds := n.commands(); len(cmds) != 0 {
+		t.Errorf("commands ran: %q", cmds)
 	}
 }

@@ -92,9 +92,10 @@ type RuntimeOptions struct {
 //   - [CrictlConfig] points crictl at containerd;
 //   - containerd runs with the proxy of o.Proxy (a drop-in naming a
 //     root-only environment file), and is restarted only when its
-//     configuration or drop-ins changed (system.ConfigureUnit).
+//     configuration or drop-ins changed (system.ConfigureUnit), also
+//     when the change was made by a run that failed before the restart.
 //
-// A converged node costs four commands.
+// A converged node costs three commands.
 func InstallContainerd(ctx context.Context, h remote.Host, o RuntimeOptions) (lcm.Result, error) {
 	pkg := o.Package
 	if pkg == "" {
@@ -119,7 +120,8 @@ func InstallContainerd(ctx context.Context, h remote.Host, o RuntimeOptions) (lc
 	if err != nil {
 		return res, stepErr(h, "installing "+pkg, err)
 	}
-	files, err := remote.ReadFiles(ctx, h, []string{ContainerdConfig, CrictlConfig}, remote.FileOptions{Sudo: true})
+	marker := system.PendingDir + "/mgmtkit-containerd-config"
+	files, err := remote.ReadFiles(ctx, h, []string{ContainerdConfig, CrictlConfig, marker}, remote.FileOptions{Sudo: true})
 	if err != nil {
 		return res, stepErr(h, "reading containerd's configuration", err)
 	}
@@ -127,14 +129,21 @@ func InstallContainerd(ctx context.Context, h remote.Host, o RuntimeOptions) (lc
 	if err != nil {
 		return res, stepErr(h, ContainerdConfig, err)
 	}
-	configChanged := false
+	// A restart owed for config.toml survives a run that fails before
+	// it: the marker is written before the file and removed once
+	// ConfigureUnit has taken the change (see configureDaemon).
+	_, owed := files[marker]
 	if config != nil {
-		if configChanged, err = h.WriteFile(ctx, ContainerdConfig, bytes.NewReader(config), remote.FileOptions{Sudo: true}); err != nil {
+		if !owed {
+			if _, err := h.WriteFile(ctx, marker, strings.NewReader(ContainerdConfig+"\n"), remote.FileOptions{Mode: 0o644, Owner: "root", Group: "root", Sudo: true}); err != nil {
+				return res, stepErr(h, "writing "+marker, err)
+			}
+			owed = true
+		}
+		if _, err = h.WriteFile(ctx, ContainerdConfig, bytes.NewReader(config), remote.FileOptions{Sudo: true}); err != nil {
 			return res, stepErr(h, "writing "+ContainerdConfig, err)
 		}
-		if configChanged {
-			res = res.And(lcm.Changed(ContainerdConfig + ": " + strings.Join(changes, ", ")))
-		}
+		res = res.And(lcm.Changed(ContainerdConfig + ": " + strings.Join(changes, ", ")))
 	}
 	if crictl := crictlYAML(); !bytes.Equal(files[CrictlConfig], crictl) {
 		if _, err := h.WriteFile(ctx, CrictlConfig, bytes.NewReader(crictl), remote.FileOptions{Mode: 0o644, Owner: "root", Group: "root", Sudo: true}); err != nil {
@@ -146,11 +155,16 @@ func InstallContainerd(ctx context.Context, h remote.Host, o RuntimeOptions) (lc
 	r, err := system.ConfigureUnit(ctx, h, system.UnitOptions{
 		Unit: "containerd", Files: unitFiles, Absent: absent, Mode: 0o600,
 		// containerd reads config.toml only at start.
-		InputsChanged: configChanged, InputsNeedRestart: true,
+		InputsChanged: owed, InputsNeedRestart: true,
 	})
 	res = res.And(r)
 	if err != nil {
 		return res, stepErr(h, "containerd.service", err)
+	}
+	if owed {
+		if _, err := remote.RemoveFiles(ctx, h, []string{marker}, nil, remote.FileOptions{Sudo: true}); err != nil {
+			return res, stepErr(h, "removing "+marker, err)
+		}
 	}
 	return res, nil
 }
@@ -160,11 +174,13 @@ func crictlYAML() []byte {
 	return []byte("# Managed by mgmtkit: crictl talks to containerd.\nruntime-endpoint: " + ContainerdSocket + "\nimage-endpoint: " + ContainerdSocket + "\n")
 }
 
-// criPluginNames are the names by which disabled_plugins can turn off
+// criPluginNames returns the names by which disabled_plugins can turn off
 // containerd's CRI: the plugin ID "cri" (containerd.io's packaged
 // config.toml, docker/containerd-packaging common/containerd.toml), its
 // URI, and containerd 2's image and runtime plugins.
-var criPluginNames = []string{"cri", "io.containerd.grpc.v1.cri", "io.containerd.cri.v1.images", "io.containerd.cri.v1.runtime"}
+func criPluginNames() []string {
+	return []string{"cri", "io.containerd.grpc.v1.cri", "io.containerd.cri.v1.images", "io.containerd.cri.v1.runtime"}
+}
 
 // containerdConfig returns config.toml with kubeadm's settings, and what
 // it changed; nil when old already has them. It asks containerd its
@@ -180,7 +196,7 @@ func containerdConfig(ctx context.Context, h remote.Host, old []byte, sandbox st
 	if list, ok := cfg["disabled_plugins"].([]any); ok {
 		kept := slices.DeleteFunc(slices.Clone(list), func(v any) bool {
 			s, _ := v.(string)
-			return slices.Contains(criPluginNames, s)
+			return slices.Contains(criPluginNames(), s)
 		})
 		if len(kept) != len(list) {
 			changes = append(changes, "CRI plugin enabled")

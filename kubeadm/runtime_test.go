@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,8 @@ import (
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/registry"
+	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // tomlAt returns the value at the dotted keys of a TOML document.
@@ -188,4 +191,69 @@ func checkWithRealContainerd(t *testing.T, cfg string, want ...string) {
 			t.Errorf("the real containerd's dump lacks %q:\n%s", w, out)
 		}
 	}
+}
+
+// A run that rewrites config.toml and fails before restarting containerd
+// leaves the restart to the next run.
+func TestInstallContainerdOwesTheRestartAcrossAFailure(t *testing.T) {
+	n := newSimNode(t, sim.Options{}, "containerd")
+	restarts := n.host.Machine.Service("containerd").Restarts
+	n.host.SSH.FailProgram("systemctl", 1, 1, "Failed to connect to bus: Connection timed out")
+	if _, err := kubeadm.InstallContainerd(n.ctx, n.ssh, kubeadm.RuntimeOptions{}); err == nil {
+		t.Fatal("no failure")
+	}
+	if !strings.Contains(n.read(kubeadm.ContainerdConfig), "SystemdCgroup") {
+		t.Fatal("config.toml not written before the failure: the test proves nothing")
+	}
+	n.twice("InstallContainerd", func() (lcm.Result, error) { return kubeadm.InstallContainerd(n.ctx, n.ssh, kubeadm.RuntimeOptions{}) })
+	if got := n.host.Machine.Service("containerd").Restarts; got != restarts+1 {
+		t.Errorf("containerd restarted %d times, want the owed restart", got-restarts)
+	}
+}
+
+// The nodes reach the Internet only through a password proxy:
+// containerd, given ProxyFor's settings, pulls public images through it
+// and a private registry directly, because ProxyFor puts the registry in
+// no_proxy; left out, the registry is unreachable through the proxy.
+func TestInstallContainerdPullsThroughTheProxyAndRegistriesDirectly(t *testing.T) {
+	n := newSimNode(t, sim.Options{}, "containerd", "cri-tools")
+	n.cloud.SetDirectInternet(false)
+	proxy := n.cloud.AddProxy("10.10.0.1", 3128, containers.ProxyOptions{Username: "user", Password: "s3cr3t-pw"})
+	reg := containers.NewRegistry(containers.RegistryOptions{})
+	reg.Push("app:1")
+	n.cloud.AddExternalRegistry("192.168.0.10", 5000, reg)
+	if _, err := registry.ConfigureRegistryTrust(n.ctx, n.ssh, []registry.Connection{httpRegistry("192.168.0.10:5000")}, registry.TrustOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	params := kubeadm.ClusterParams{Proxy: &kubeadm.Proxy{Proxy: system.Proxy{
+		HTTPProxy: remote.NewSecret("http://user:s3cr3t-pw@10.10.0.1:3128"), HTTPSProxy: remote.NewSecret("http://user:s3cr3t-pw@10.10.0.1:3128"),
+	}}}
+	pull := func(image string) error { return containers.KubeletPull(n.ctx, n.cloud, n.host.Machine, image) }
+	for _, tc := range []struct {
+		name       string
+		registries []string
+		private    bool
+	}{
+		{"registry left out of no_proxy", nil, false},
+		{"registry in no_proxy", []string{"192.168.0.10:5000"}, true},
+	} {
+		settings := kubeadm.ProxyFor(params, []string{n.host.NICAddress}, n.host.NICAddress, tc.registries)
+		if _, err := kubeadm.InstallContainerd(n.ctx, n.ssh, kubeadm.RuntimeOptions{Proxy: settings}); err != nil {
+			t.Fatal(err)
+		}
+		if err := pull("registry:2"); err != nil {
+			t.Errorf("%s: Docker Hub through the proxy: %v", tc.name, err)
+		}
+		if err := pull("192.168.0.10:5000/app:1"); (err == nil) != tc.private {
+			t.Errorf("%s: the private registry: %v", tc.name, err)
+		}
+	}
+	var users []string
+	for _, r := range proxy.Requests() {
+		users = append(users, r.User)
+	}
+	if !slices.Contains(users, "user") {
+		t.Errorf("nothing went through the proxy with its login: %+v", proxy.Requests())
+	}
+	n.noSecretIn("s3cr3t-pw")
 }

@@ -20,7 +20,7 @@ func BenchmarkClusterTrust(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				c := newCIR(b, request(b, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 19}, world.ExternalRegistryPassword)
-				c.driver.Limit = limit
+				c.driver.Cluster.Limit = limit
 				b.StartTimer()
 				if _, err := c.instantiate(); err != nil {
 					b.Fatal(err)
@@ -34,7 +34,7 @@ func BenchmarkClusterTrust(b *testing.B) {
 		b.Run(fmt.Sprintf("rerun/limit=%d", limit), func(b *testing.B) {
 			c := newCIR(b, request(b, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 19}, world.ExternalRegistryPassword)
 			defer c.close()
-			c.driver.Limit = limit
+			c.driver.Cluster.Limit = limit
 			if _, err := c.instantiate(); err != nil {
 				b.Fatal(err)
 			}

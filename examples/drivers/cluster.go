@@ -3,26 +3,24 @@
 // MgmtDriver) registers for each VNF. The tour runs them against the
 // simulated cloud; copy them as a starting point.
 //
-// Today it has the Kubernetes cluster driver's registry part
-// ([ClusterDriver]); the private registry VNF's driver is
-// registry.VNFDriver. The cluster driver grows with the kubeadm, nfs,
-// kubespray and lb packages.
+// [ClusterDriver] is the Kubernetes cluster VNF's driver: the kubeadm
+// cluster (package kubeadm) with the registry package's trust of private
+// registries plugged into it as an extension; it grows with the nfs,
+// kubespray and lb packages. The private registry VNF's driver is
+// registry.VNFDriver.
 package drivers
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"slices"
+	"net"
 
-	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/kubespray"
 	"github.com/mgmtkit/mgmtkit/lb"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/nfs"
-	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
@@ -49,20 +47,34 @@ func DecodeClusterParams(raw json.RawMessage, pkg *lcm.Package) (ClusterParams, 
 	return p, err
 }
 
-// ClusterDriver is the registry part of the Kubernetes cluster VNF's
-// management driver (cir-k8s-cluster spec): every hook that creates nodes
-// makes them trust, and log in to, the registries of
-// private_registry_connection_info. It is safe for concurrent use.
+// ClusterDriver is the management driver of a Kubernetes cluster VNF built
+// with kubeadm (cir-k8s-cluster and mgmt-driver-for-k8s-scale specs): the
+// hooks of package kubeadm ([kubeadm.Hooks]) with the registry package's
+// trust of private_registry_connection_info run on every node that joins
+// (an [kubeadm.Extension]), and the registries' hosts kept out of the
+// proxy. It is safe for concurrent use.
+//
+//   - instantiate_end builds the cluster and returns its VIM connection;
+//   - scale_start drains and removes the workers a SCALE_IN deletes,
+//     scale_end joins those a SCALE_OUT created;
+//   - heal_start removes the healed masters and workers from the cluster,
+//     heal_end joins their new VMs; the entire VNF is terminate_start's
+//     work then instantiate_end's with the stored parameters;
+//   - terminate_start revokes the VIM credentials on the cluster,
+//     terminate_end tells the VNFM to forget the VIM connection.
+//
+// Scale and heal use the parameters stored at instantiation, with the
+// request's master_node_username, master_node_password,
+// worker_node_username and worker_node_password in place of the stored
+// logins when given.
 type ClusterDriver struct {
 	lcm.NopDriver
-	// Plumbing reaches Heat and the nodes; its SSH field is required.
-	Plumbing plumbing.Config
-	// Limit bounds how many nodes are configured at once;
-	// lcm.DefaultLimit when 0.
-	Limit int
+	// Cluster builds, scales and heals the cluster: set its Plumbing
+	// (required) and tune its limits there.
+	Cluster kubeadm.Hooks
 }
 
-// InstantiateEnd configures every master and worker.
+// InstantiateEnd builds the cluster.
 func (d *ClusterDriver) InstantiateEnd(ctx context.Context, op *lcm.InstantiateOp) (*lcm.HookResult, error) {
 	if op.Request == nil {
 		return nil, errors.New("drivers: instantiate_end without a request")
@@ -71,126 +83,129 @@ func (d *ClusterDriver) InstantiateEnd(ctx context.Context, op *lcm.InstantiateO
 	if err != nil {
 		return nil, err
 	}
-	return d.trust(ctx, lcm.InstantiateEnd, op.Instance, op.Package, p, func(ctx context.Context, s *plumbing.Session) ([]lcm.Node, error) {
-		return s.Nodes(ctx, p.Groups()...)
-	})
+	return d.Cluster.Instantiate(ctx, lcm.InstantiateEnd, clusterOp(op.Instance, op.Package, p))
 }
 
-// ScaleEnd configures the workers a SCALE_OUT created: those whose
-// servers op.Instance's vnfcResourceInfo does not list yet. Pass the
-// instance as it was before the scale (as Tacker's v1 API does).
-func (d *ClusterDriver) ScaleEnd(ctx context.Context, op *lcm.ScaleOp) (*lcm.HookResult, error) {
-	if op.Request == nil || op.Request.Type != lcm.ScaleOut {
-		return &lcm.HookResult{Hook: lcm.ScaleEnd}, nil
+// ScaleStart drains and removes the workers a SCALE_IN deletes.
+func (d *ClusterDriver) ScaleStart(ctx context.Context, op *lcm.ScaleOp) (*lcm.HookResult, error) {
+	if op.Request == nil {
+		return nil, errors.New("drivers: scale_start without a request")
 	}
-	p, err := storedParams(op.Instance, op.Package)
+	p, err := storedParams(op.Instance, op.Package, op.Request.AdditionalParams)
 	if err != nil {
 		return nil, err
 	}
-	if p.WorkerNode == nil {
-		return nil, fmt.Errorf("drivers: scale_end: %s has no worker_node", registry.ClusterParamKey)
-	}
-	return d.trust(ctx, lcm.ScaleEnd, op.Instance, op.Package, p, func(ctx context.Context, s *plumbing.Session) ([]lcm.Node, error) {
-		workers, err := s.Nodes(ctx, p.WorkerNode.Group(lcm.RoleWorker))
-		if err != nil {
-			return nil, err
-		}
-		return heat.ScaleOutTargets(knownNodes(op.Instance), workers), nil
-	})
+	return d.Cluster.ScaleIn(ctx, lcm.ScaleStart, clusterOp(op.Instance, op.Package, p), *op.Request)
 }
 
-// HealEnd configures the healed masters and workers, or every node after
-// an entire heal. The storage server and other VMs are not Kubernetes
-// nodes and are left alone.
+// ScaleEnd joins the workers a SCALE_OUT created: those op.Instance's
+// vnfcResourceInfo does not list yet. Pass the instance as it was before
+// the scale (as Tacker's v1 API does).
+func (d *ClusterDriver) ScaleEnd(ctx context.Context, op *lcm.ScaleOp) (*lcm.HookResult, error) {
+	if op.Request == nil {
+		return nil, errors.New("drivers: scale_end without a request")
+	}
+	p, err := storedParams(op.Instance, op.Package, op.Request.AdditionalParams)
+	if err != nil {
+		return nil, err
+	}
+	return d.Cluster.ScaleOut(ctx, lcm.ScaleEnd, clusterOp(op.Instance, op.Package, p), *op.Request)
+}
+
+// HealStart removes the nodes the heal replaces, or revokes the VIM
+// credentials before an entire heal.
+func (d *ClusterDriver) HealStart(ctx context.Context, op *lcm.HealOp) (*lcm.HookResult, error) {
+	if op.Request == nil {
+		return nil, errors.New("drivers: heal_start without a request")
+	}
+	p, err := storedParams(op.Instance, op.Package, op.Request.AdditionalParams)
+	if err != nil {
+		return nil, err
+	}
+	return d.Cluster.HealStart(ctx, lcm.HealStart, clusterOp(op.Instance, op.Package, p), *op.Request)
+}
+
+// HealEnd joins the healed nodes' new VMs, or builds the whole cluster
+// again after an entire heal. The storage server and other VMs are not
+// Kubernetes nodes and are left alone.
 func (d *ClusterDriver) HealEnd(ctx context.Context, op *lcm.HealOp) (*lcm.HookResult, error) {
 	if op.Request == nil {
 		return nil, errors.New("drivers: heal_end without a request")
 	}
-	p, err := storedParams(op.Instance, op.Package)
+	p, err := storedParams(op.Instance, op.Package, op.Request.AdditionalParams)
 	if err != nil {
 		return nil, err
 	}
-	return d.trust(ctx, lcm.HealEnd, op.Instance, op.Package, p, func(ctx context.Context, s *plumbing.Session) ([]lcm.Node, error) {
-		nodes, err := s.Nodes(ctx, p.Groups()...)
-		if err != nil {
-			return nil, err
-		}
-		if op.Request.Entire() {
-			return nodes, nil
-		}
-		plan, err := heat.HealTargets(op.Instance, onlyNodes(op.Instance, *op.Request, nodes), nodes)
-		return plan.Nodes, err
-	})
+	return d.Cluster.HealEnd(ctx, lcm.HealEnd, clusterOp(op.Instance, op.Package, p), *op.Request)
 }
 
-// onlyNodes drops from a heal request the VNFCs the VNF instance knows
-// but that are not Kubernetes nodes (the storage server, the load
-// balancer): their heal is not this driver's business. Unknown VNFCs stay,
-// for HealTargets to report.
-func onlyNodes(inst *lcm.VnfInstance, req lcm.HealVnfRequest, nodes []lcm.Node) lcm.HealVnfRequest {
-	servers := map[string]string{} // VNFC → server
-	if inst != nil && inst.InstantiatedVnfInfo != nil {
-		for _, v := range inst.InstantiatedVnfInfo.VnfcResourceInfo {
-			servers[v.ID] = v.ComputeResource.ResourceID
-		}
+// TerminateStart revokes the VIM credentials on the cluster while it
+// still runs.
+func (d *ClusterDriver) TerminateStart(ctx context.Context, op *lcm.TerminateOp) (*lcm.HookResult, error) {
+	p, err := storedParams(op.Instance, op.Package, nil)
+	if err != nil {
+		return nil, err
 	}
-	req.VnfcInstanceID = slices.DeleteFunc(slices.Clone(req.VnfcInstanceID), func(id string) bool {
-		server, known := servers[id]
-		return known && !slices.ContainsFunc(nodes, func(n lcm.Node) bool { return n.ServerID == server })
-	})
-	return req
+	return d.Cluster.Revoke(ctx, lcm.TerminateStart, clusterOp(op.Instance, op.Package, p))
 }
 
-// storedParams decodes the parameters the VNF was instantiated with.
-func storedParams(inst *lcm.VnfInstance, pkg *lcm.Package) (ClusterParams, error) {
+// TerminateEnd tells the VNFM to remove the cluster's VIM connection; the
+// VMs are gone, so it reaches nothing.
+func (d *ClusterDriver) TerminateEnd(_ context.Context, op *lcm.TerminateOp) (*lcm.HookResult, error) {
+	p, err := storedParams(op.Instance, op.Package, nil)
+	if err != nil {
+		return nil, err
+	}
+	return d.Cluster.Forget(lcm.TerminateEnd, clusterOp(op.Instance, op.Package, p)), nil
+}
+
+// clusterOp is what kubeadm's hooks act on, with the extensions of the
+// parameters' other parts.
+func clusterOp(inst *lcm.VnfInstance, pkg *lcm.Package, p ClusterParams) kubeadm.Op {
+	return kubeadm.Op{Instance: inst, Package: pkg, Params: p.ClusterParams, Extensions: RegistryTrust(p.PrivateRegistryConnectionInfo, pkg)}
+}
+
+// RegistryTrust is the registry package's part of the cluster's hooks: every
+// node that joins trusts and logs in to the registries of conns
+// (registry.ConfigureRegistryTrust), and reaches them without the proxy.
+// No registries: no extension.
+func RegistryTrust(conns []registry.Connection, pkg *lcm.Package) []kubeadm.Extension {
+	if len(conns) == 0 {
+		return nil
+	}
+	var direct []string
+	for _, c := range conns {
+		host := c.Server
+		if h, _, err := net.SplitHostPort(c.Server); err == nil {
+			host = h
+		}
+		direct = append(direct, host)
+	}
+	return []kubeadm.Extension{{
+		Name:    registry.StepTrust,
+		NoProxy: direct,
+		Node: func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
+			return registry.ConfigureRegistryTrust(ctx, h, conns, registry.TrustOptions{Package: pkg})
+		},
+	}}
+}
+
+// storedParams decodes the parameters the VNF was instantiated with and
+// applies the request's credential overrides (request holds the scale or
+// heal request's additionalParams). Bad overrides are an
+// [*lcm.ParamsError] naming the keys, before anything runs.
+func storedParams(inst *lcm.VnfInstance, pkg *lcm.Package, request json.RawMessage) (ClusterParams, error) {
 	if inst == nil || inst.InstantiatedVnfInfo == nil {
 		return ClusterParams{}, errors.New("drivers: the VNF instance has no instantiatedVnfInfo with the stored additionalParams")
 	}
-	return DecodeClusterParams(inst.InstantiatedVnfInfo.AdditionalParams, pkg)
-}
-
-// knownNodes are the servers the VNFM knew before the operation, as nodes
-// that ScaleOutTargets can diff against.
-func knownNodes(inst *lcm.VnfInstance) []lcm.Node {
-	if inst == nil || inst.InstantiatedVnfInfo == nil {
-		return nil
-	}
-	var nodes []lcm.Node
-	for _, v := range inst.InstantiatedVnfInfo.VnfcResourceInfo {
-		nodes = append(nodes, lcm.Node{Resource: v.ID, ServerID: v.ComputeResource.ResourceID})
-	}
-	return nodes
-}
-
-// trust resolves the target nodes and configures registry trust on each,
-// in parallel, through one session: each node is dialed once, with its
-// role's login, and every connection is closed when the hook returns.
-func (d *ClusterDriver) trust(ctx context.Context, hook lcm.Hook, inst *lcm.VnfInstance, pkg *lcm.Package, p ClusterParams,
-	targets func(ctx context.Context, s *plumbing.Session) ([]lcm.Node, error)) (*lcm.HookResult, error) {
-	res := &lcm.HookResult{Hook: hook}
-	conns := p.PrivateRegistryConnectionInfo
-	if len(conns) == 0 {
-		return res, nil
-	}
-	ctx = lcm.WithHook(ctx, hook)
-	logins := p.Credentials()
-	s, err := d.Plumbing.Open(ctx, inst, logins)
+	p, err := DecodeClusterParams(inst.InstantiatedVnfInfo.AdditionalParams, pkg)
 	if err != nil {
-		return nil, err
+		return p, err
 	}
-	defer s.Close()
-	nodes, err := targets(ctx, s)
-	if err != nil {
-		return nil, err
+	var o kubeadm.CredentialOverrides
+	if err := lcm.DecodeParams(request, lcm.DecodeOptions{Package: pkg}, o.Params()...); err != nil {
+		return p, err
 	}
-	nodes = slices.DeleteFunc(nodes, func(n lcm.Node) bool { _, ok := logins[n.Role]; return !ok })
-	var opts []lcm.Option
-	if d.Limit > 0 {
-		opts = append(opts, lcm.Limit(d.Limit))
-	}
-	rs, err := s.OnNodes(ctx, registry.StepTrust, nodes, func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
-		return registry.ConfigureRegistryTrust(ctx, h, conns, registry.TrustOptions{Package: pkg})
-	}, opts...)
-	res.Add(registry.StepTrust, rs)
-	return res, err
+	p.ClusterParams, err = o.Apply(p.ClusterParams)
+	return p, err
 }

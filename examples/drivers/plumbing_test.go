@@ -27,7 +27,7 @@ func TestClusterDriverOneConnectionPerNodePerHook(t *testing.T) {
 	c := newCIR(t, request(t, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 3, Workers: 2}, world.ExternalRegistryPassword)
 	var mu sync.Mutex
 	dials, closes, users := map[string]int{}, map[string]int{}, map[string]string{}
-	c.driver.Plumbing.Dial = func(ctx context.Context, cfg remote.Config) (remote.Host, error) {
+	c.driver.Cluster.Plumbing.Dial = func(ctx context.Context, cfg remote.Config) (remote.Host, error) {
 		mu.Lock()
 		dials[cfg.Name]++
 		users[cfg.Name] = cfg.User

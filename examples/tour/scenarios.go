@@ -146,6 +146,7 @@ type deployed struct {
 	vnf     *sim.VNF
 	request *lcm.InstantiateVnfRequest
 	cluster *drivers.ClusterParams // nil for the registry VNF
+	vim     *lcm.VimConnectionInfo // the cluster's VIM, once instantiate_end returned it
 	groups  []heat.Group
 	logins  plumbing.Credentials
 }
@@ -266,10 +267,10 @@ func (t *tour) hookStep(vnf string, drv lcm.Driver, hook lcm.Hook, what string, 
 }
 
 // planCIR deploys the private registry VNF (instantiate, then heal), and
-// connects a Kubernetes cluster's nodes to it and to an HTTPS registry
+// builds a Kubernetes cluster whose nodes trust it and an HTTPS registry
 // outside the VNFs, with the spec's sample requests (their placeholders
-// made to work); then every node pulls app:1 from both, under Docker and
-// containerd.
+// made to work); then every node pulls app:1 from both as the kubelet
+// does.
 func planCIR(t *tour, s scenario) ([]step, error) {
 	regReq, regSource, err := t.sampleRequest(samples.InstantiateCIRRegistry)
 	if err != nil {
@@ -283,7 +284,7 @@ func planCIR(t *tour, s scenario) ([]step, error) {
 	if err != nil {
 		return nil, err
 	}
-	cluster, err := t.planCluster("cir-cluster", req, source, sim.ClusterShape{Masters: 3, Workers: 2, Packages: runtimePackages}, s.name, needRegistries)
+	cluster, err := t.planCluster("cir-cluster", req, source, sim.ClusterShape{Masters: 3, Workers: 2}, s.name, needRegistries)
 	if err != nil {
 		return nil, err
 	}
@@ -331,25 +332,25 @@ func (t *tour) images() []string {
 	return world.Images()
 }
 
-// runtimePackages are installed on the cluster's nodes until the kubeadm
-// package installs a container runtime itself.
-var runtimePackages = []string{"docker.io", "cri-tools"}
-
-// trustAndPull runs the cluster driver's instantiate_end (registry trust
-// on every node) and checks that the nodes pull from the registries.
+// trustAndPull builds the cluster with the cluster driver's
+// instantiate_end (registry trust on every node before it joins), shows
+// its nodes, checks that every node pulls from the registries, and runs
+// the hook again, which must change nothing.
 func (t *tour) trustAndPull(d *deployed, op func() any) []step {
 	return []step{
-		t.hookStep(d.label, &drivers.ClusterDriver{Plumbing: t.plumbing}, lcm.InstantiateEnd, "make every node trust and log in to the private registries", op),
+		t.clusterHook(d, lcm.InstantiateEnd, "build the kubeadm cluster: containerd, registry trust, kubeadm init, CNI, joins, VIM credentials", false, op),
+		t.nodeTable(d, clusterSize(d)),
 		t.pull(d, "every node", func() []*sim.Host {
 			return append(d.vnf.HostsWithRole(lcm.RoleMaster), d.vnf.HostsWithRole(lcm.RoleWorker)...)
 		}),
+		t.clusterHook(d, lcm.InstantiateEnd, "the same again: nothing to change", true, op),
 	}
 }
 
 // pull checks that hosts pull app:1 from the registries with Docker and
 // containerd.
 func (t *tour) pull(d *deployed, who string, hosts func() []*sim.Host) step {
-	return step{d.label, hookCheck, who + ": pull " + world.Image + " from the registries with Docker and containerd", func(ctx context.Context) ([]string, []string, error) {
+	return step{d.label, hookCheck, who + ": pull " + world.Image + " from the registries (containerd, and Docker where installed)", func(ctx context.Context) ([]string, []string, error) {
 		var names []string
 		var errs []error
 		hs := hosts()
@@ -426,15 +427,17 @@ func planKubespray(t *tour, s scenario) ([]step, error) {
 	}, nil
 }
 
-// planScale scales the worker group in and out with the spec's sample
-// requests and heals one worker and then the entire VNF, resolving each
-// operation's targets as its hooks do.
+// planScale builds a three-master, two-worker cluster with the cluster
+// driver, scales its worker group out by two and in by one (the spec's
+// sample requests), heals a worker, a master and then the entire VNF,
+// and terminates it: each hook as the VNFM calls it around what Heat
+// does, each followed by kubectl's node table.
 func planScale(t *tour, s scenario) ([]step, error) {
 	req, source, err := t.clusterRequest(samples.InstantiateCIRCluster)
 	if err != nil {
 		return nil, err
 	}
-	d, err := t.planCluster("scale-cluster", req, source, sim.ClusterShape{Masters: 1, Workers: 3, MinWorkers: 1, Packages: runtimePackages}, s.name,
+	d, err := t.planCluster("scale-cluster", req, source, sim.ClusterShape{Masters: 3, Workers: 2, MinWorkers: 1}, s.name,
 		needWorkerAspect, needRegistries)
 	if err != nil {
 		return nil, err
@@ -456,46 +459,27 @@ func planScale(t *tour, s scenario) ([]step, error) {
 			return nil, fmt.Errorf("%s: %s.worker_node.aspect_id is %q, but the sample %s request scales %q", source, registry.ClusterParamKey, workers.AspectID, r.Type, r.AspectID)
 		}
 	}
-	cluster := &drivers.ClusterDriver{Plumbing: t.plumbing}
+	out.NumberOfSteps = 2 // two new workers at once: they join in parallel
 
 	// What earlier steps leave for later ones.
 	var (
 		victims    []lcm.Node
-		before     []lcm.Node       // the workers before the scale-out
 		instBefore *lcm.VnfInstance // the instance before the scale-out
 		added      []*sim.Host      // the scale-out's new workers
-		inst       *lcm.VnfInstance // the instance around the heal
+		inst       *lcm.VnfInstance // the instance around a heal
 		heal       lcm.HealVnfRequest
-		worker     *sim.Host // the worker healed
 	)
+	table := t.nodeTable(d, clusterSize(d))
 	steps := []step{t.create(d), t.instantiate(d)}
 	steps = append(steps, t.trustAndPull(d, func() any {
 		return &lcm.InstantiateOp{Instance: d.vnf.Instance(), Request: d.request, Package: t.in.pkg}
 	})...)
-	steps = append(steps,
-		// SCALE_IN: scale_start picks the members, Heat removes them.
-		step{d.label, lcm.ScaleStart, fmt.Sprintf("SCALE_IN %s by %d: pick the oldest members", in.AspectID, in.Steps()), func(ctx context.Context) ([]string, []string, error) {
-			var err error
-			if victims, err = t.heat.ScaleInTargets(ctx, d.vnf.StackID(), workers, in); err != nil {
-				return nil, nil, err
-			}
-			t.printTopology("  scale-in targets:", victims)
-			return names(victims), nil, nil
-		}},
-		step{d.label, hookVIM, fmt.Sprintf("SCALE_IN %s: Heat removes the members", in.AspectID), func(context.Context) ([]string, []string, error) {
-			if _, err := d.vnf.ScaleIn(in.AspectID, names(victims)...); err != nil {
-				return nil, nil, fmt.Errorf("scaling in through Heat: %w", err)
-			}
-			return names(victims), names(victims), nil
-		}},
 
-		// SCALE_OUT: Heat adds members, scale_end finds and checks them.
-		step{d.label, hookVIM, fmt.Sprintf("SCALE_OUT %s by %d: Heat adds members", out.AspectID, out.Steps()), func(ctx context.Context) ([]string, []string, error) {
-			var err error
-			if before, err = t.heat.Nodes(ctx, d.vnf.StackID(), workers); err != nil {
-				return nil, nil, err
-			}
+	// SCALE_OUT: Heat adds members, scale_end joins them.
+	steps = append(steps,
+		step{d.label, hookVIM, fmt.Sprintf("SCALE_OUT %s by %d: Heat adds members", out.AspectID, out.Steps()), func(context.Context) ([]string, []string, error) {
 			instBefore = d.vnf.Instance()
+			var err error
 			if added, err = d.vnf.ScaleOut(out.AspectID, out.Steps()); err != nil {
 				return nil, nil, fmt.Errorf("scaling out through Heat: %w", err)
 			}
@@ -505,63 +489,100 @@ func planScale(t *tour, s scenario) ([]step, error) {
 			}
 			return hosts, hosts, nil
 		}},
-		step{d.label, lcm.ScaleEnd, fmt.Sprintf("SCALE_OUT %s by %d: find and check the new members", out.AspectID, out.Steps()), func(ctx context.Context) ([]string, []string, error) {
-			after, err := t.heat.Nodes(ctx, d.vnf.StackID(), workers)
-			if err != nil {
-				return nil, nil, err
-			}
-			added := heat.ScaleOutTargets(before, after)
-			t.printTopology("  new members:", added)
-			hosts, err := t.checkNodes(ctx, added, d.logins)
-			return hosts, nil, err
-		}},
-		t.hookStep(d.label, cluster, lcm.ScaleEnd, "registry trust on the new workers only", func() any {
+		t.clusterHook(d, lcm.ScaleEnd, "build and join the new workers (registry trust included), in parallel", false, func() any {
 			return &lcm.ScaleOp{Instance: instBefore, Request: &out, Package: t.in.pkg}
 		}),
+		table,
 		t.pull(d, "the new workers", func() []*sim.Host { return added }),
+	)
 
-		// Heal one worker: heal_start resolves the VNFC to the old server,
-		// Heat replaces it, heal_end finds the fresh VM at the address Heat
-		// now reports.
-		step{d.label, lcm.HealStart, "heal a worker's VNFC: resolve it to its node", func(ctx context.Context) ([]string, []string, error) {
-			inst = d.vnf.Instance()
-			worker = d.vnf.HostsWithRole(lcm.RoleWorker)[0]
-			heal = lcm.HealVnfRequest{VnfcInstanceID: []string{vnfcOf(inst, worker.ServerID)}}
-			t.printf("  VNFC %s\n", heal.VnfcInstanceID[0])
-			plan, err := t.resolveHeal(ctx, d, inst, heal)
-			return names(plan.Nodes), nil, err
-		}},
-		step{d.label, hookVIM, "heal the worker: Heat replaces its server, with new addresses", func(context.Context) ([]string, []string, error) {
-			h, err := d.vnf.Heal(worker.ServerID, sim.HealOptions{NewAddresses: true})
-			if err != nil {
-				return nil, nil, fmt.Errorf("healing through Heat: %w", err)
-			}
-			inst = d.vnf.Instance() // the VNFM refreshes vnfcResourceInfo before heal_end
-			return []string{h.Resource}, []string{h.Resource}, nil
-		}},
-		step{d.label, lcm.HealEnd, "heal the worker's VNFC: find the new VM and check it", func(ctx context.Context) ([]string, []string, error) {
-			plan, err := t.resolveHeal(ctx, d, inst, heal)
-			if err != nil {
+	// SCALE_IN: scale_start drains and removes the victims, Heat deletes them.
+	steps = append(steps,
+		step{d.label, hookVIM, fmt.Sprintf("SCALE_IN %s by %d: the members Heat will remove", in.AspectID, in.Steps()), func(ctx context.Context) ([]string, []string, error) {
+			var err error
+			if victims, err = t.heat.ScaleInTargets(ctx, d.vnf.StackID(), workers, in); err != nil {
 				return nil, nil, err
 			}
-			hosts, err := t.checkNodes(ctx, plan.Nodes, d.logins)
-			return hosts, nil, err
+			t.printTopology("  scale-in targets:", victims)
+			return names(victims), nil, nil
 		}},
-		t.hookStep(d.label, cluster, lcm.HealEnd, "registry trust on the healed worker", func() any {
-			return &lcm.HealOp{Instance: inst, Request: &heal, Package: t.in.pkg}
+		t.clusterHook(d, lcm.ScaleStart, "drain the victims, delete them from the cluster, kubeadm reset", false, func() any {
+			return &lcm.ScaleOp{Instance: d.vnf.Instance(), Request: &in, Package: t.in.pkg}
 		}),
-		t.pull(d, "the healed worker", func() []*sim.Host {
-			return []*sim.Host{t.cloud.HostByServer(serverOf(inst, heal.VnfcInstanceID[0]))}
+		step{d.label, hookVIM, fmt.Sprintf("SCALE_IN %s: Heat removes the members", in.AspectID), func(context.Context) ([]string, []string, error) {
+			if _, err := d.vnf.ScaleIn(in.AspectID, names(victims)...); err != nil {
+				return nil, nil, fmt.Errorf("scaling in through Heat: %w", err)
+			}
+			return names(victims), names(victims), nil
+		}},
+		table,
+	)
+
+	// Heal a worker, then a master: heal_start takes the node out, Heat
+	// replaces the VM (new addresses), heal_end joins the new one.
+	for _, role := range []lcm.Role{lcm.RoleWorker, lcm.RoleMaster} {
+		var vm *sim.Host
+		steps = append(steps,
+			step{d.label, hookVIM, fmt.Sprintf("heal a %s's VNFC: resolve it to its node", role), func(ctx context.Context) ([]string, []string, error) {
+				inst = d.vnf.Instance()
+				vm = d.vnf.HostsWithRole(role)[len(d.vnf.HostsWithRole(role))-1]
+				heal = lcm.HealVnfRequest{VnfcInstanceID: []string{vnfcOf(inst, vm.ServerID)}}
+				t.printf("  VNFC %s\n", heal.VnfcInstanceID[0])
+				plan, err := t.resolveHeal(ctx, d, inst, heal)
+				return names(plan.Nodes), nil, err
+			}},
+			t.clusterHook(d, lcm.HealStart, fmt.Sprintf("take the %s out of the cluster", role)+map[lcm.Role]string{lcm.RoleMaster: " (HAProxy backends, etcd member)"}[role], false, func() any {
+				return &lcm.HealOp{Instance: inst, Request: &heal, Package: t.in.pkg}
+			}),
+			step{d.label, hookVIM, fmt.Sprintf("heal the %s: Heat replaces its server, with new addresses", role), func(context.Context) ([]string, []string, error) {
+				h, err := d.vnf.Heal(vm.ServerID, sim.HealOptions{NewAddresses: true})
+				if err != nil {
+					return nil, nil, fmt.Errorf("healing through Heat: %w", err)
+				}
+				inst = d.vnf.Instance() // the VNFM refreshes vnfcResourceInfo before heal_end
+				return []string{h.Resource}, []string{h.Resource}, nil
+			}},
+			t.clusterHook(d, lcm.HealEnd, fmt.Sprintf("build the new VM and join it as a %s", map[lcm.Role]string{lcm.RoleMaster: "control plane", lcm.RoleWorker: "worker"}[role]), false, func() any {
+				return &lcm.HealOp{Instance: inst, Request: &heal, Package: t.in.pkg}
+			}),
+			table,
+		)
+	}
+
+	// Entire heal: no vnfcInstanceId. heal_start revokes the VIM, Heat
+	// replaces every VM, heal_end builds the cluster again.
+	entire := lcm.HealVnfRequest{}
+	steps = append(steps,
+		t.clusterHook(d, lcm.HealStart, "heal with no vnfcInstanceId, the entire VNF: revoke the VIM credentials", false, func() any {
+			return &lcm.HealOp{Instance: d.vnf.Instance(), Request: &entire, Package: t.in.pkg}
+		}),
+		step{d.label, hookVIM, "heal the entire VNF: Heat replaces every server", func(context.Context) ([]string, []string, error) {
+			var hosts []string
+			for _, h := range d.vnf.Hosts() {
+				nh, err := d.vnf.Heal(h.ServerID, sim.HealOptions{})
+				if err != nil {
+					return hosts, hosts, fmt.Errorf("healing through Heat: %w", err)
+				}
+				hosts = append(hosts, nh.Resource)
+			}
+			return hosts, hosts, nil
+		}},
+		t.clusterHook(d, lcm.HealEnd, "build the whole cluster again from the stored parameters", false, func() any {
+			return &lcm.HealOp{Instance: d.vnf.Instance(), Request: &entire, Package: t.in.pkg}
+		}),
+		table,
+		t.pull(d, "every node", func() []*sim.Host {
+			return append(d.vnf.HostsWithRole(lcm.RoleMaster), d.vnf.HostsWithRole(lcm.RoleWorker)...)
 		}),
 
-		// Entire heal: no vnfcInstanceId.
-		step{d.label, lcm.HealStart, "heal with no vnfcInstanceId: the entire VNF", func(ctx context.Context) ([]string, []string, error) {
-			plan, err := t.resolveHeal(ctx, d, inst, lcm.HealVnfRequest{})
-			if err == nil && !plan.Entire {
-				err = errors.New("an empty vnfcInstanceId list did not mean the entire VNF")
-			}
-			return nil, nil, err
-		}},
+		// Terminate: terminate_start revokes the VIM on the live cluster,
+		// terminate_end has the VNFM forget it.
+		t.clusterHook(d, lcm.TerminateStart, "revoke the VIM credentials on the cluster", false, func() any {
+			return &lcm.TerminateOp{Instance: d.vnf.Instance(), Package: t.in.pkg}
+		}),
+		t.clusterHook(d, lcm.TerminateEnd, "forget the VIM connection", false, func() any {
+			return &lcm.TerminateOp{Instance: d.vnf.Instance(), Package: t.in.pkg}
+		}),
 	)
 	return steps, nil
 }
@@ -587,16 +608,6 @@ func vnfcOf(inst *lcm.VnfInstance, serverID string) string {
 	for _, v := range inst.InstantiatedVnfInfo.VnfcResourceInfo {
 		if v.ComputeResource.ResourceID == serverID {
 			return v.ID
-		}
-	}
-	return ""
-}
-
-// serverOf returns the server of a VNFC.
-func serverOf(inst *lcm.VnfInstance, vnfc string) string {
-	for _, v := range inst.InstantiatedVnfInfo.VnfcResourceInfo {
-		if v.ID == vnfc {
-			return v.ComputeResource.ResourceID
 		}
 	}
 	return ""

@@ -11,9 +11,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mgmtkit/mgmtkit/examples/drivers"
 	"github.com/mgmtkit/mgmtkit/examples/internal/world"
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
+	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -36,6 +38,8 @@ type tour struct {
 	// plumbing is how the drivers reach Heat and the VMs: the cloud's SSH
 	// settings; Heat from each instance's vimConnectionInfo.
 	plumbing plumbing.Config
+	// clusterDriver is the Kubernetes cluster VNFs' management driver.
+	clusterDriver *drivers.ClusterDriver
 }
 
 // Report is the -json output.
@@ -139,6 +143,7 @@ func newTour(ctx context.Context, o options, in inputs, out io.Writer) (*tour, e
 	}
 	t.logger = slog.New(&progressHandler{w: t.out})
 	t.plumbing = plumbing.Config{SSH: cloud.SSHConfigFunc(nil)}
+	t.clusterDriver = &drivers.ClusterDriver{Cluster: kubeadm.Hooks{Plumbing: t.plumbing}}
 	// The HTTPS registry outside the VNFs that the cir sample connects to.
 	if in.pkg != nil {
 		if _, err := world.AddExternalRegistry(cloud, in.pkg, world.ExternalRegistryPassword); err != nil {

@@ -66,22 +66,22 @@ func TestTourRunsEveryScenario(t *testing.T) {
 			t.Errorf("scenario %s ran no operation", s)
 		}
 	}
-	// registry VDU; cir 3+2; pv 3+2+storage; kubespray 3+2+LB+Ansible; scale 1+3 -1 +1 (one retired by heal).
-	if n := len(r.World.Hosts); n != 1+5+6+7+4 {
-		t.Errorf("%d hosts in the world, want 23", n)
+	// registry VDU; cir 3+2; pv 3+2+storage; kubespray 3+2+LB+Ansible; scale 3+2 +2 -1.
+	if n := len(r.World.Hosts); n != 1+5+6+7+6 {
+		t.Errorf("%d hosts in the world, want 25", n)
 	}
 	for _, h := range r.World.Hosts {
 		if h.VNF == "" {
 			t.Errorf("host %s belongs to no VNF", h.Resource)
 		}
 	}
-	if r.World.Retired != 3 {
-		t.Errorf("%d retired hosts, want 3 (the registry VM's heal, one scale-in, one worker heal)", r.World.Retired)
+	if r.World.Retired != 10 {
+		t.Errorf("%d retired hosts, want 10 (the registry VM's heal, one scale-in, a worker's and a master's heal, the entire heal's 6)", r.World.Retired)
 	}
 	// The cir scenario ends with every node pulling from both registries.
 	var pulls int
 	for _, op := range r.Operations {
-		if op.Scenario == "cir" && op.Hook == "check" {
+		if op.Scenario == "cir" && op.Hook == "check" && strings.Contains(op.What, "pull") {
 			pulls++
 			if !op.OK || len(op.Hosts) != 5 {
 				t.Errorf("cir pull check: ok %v on %d hosts (%s)", op.OK, len(op.Hosts), op.Error)
@@ -98,7 +98,7 @@ func TestTourHumanOutput(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}
-	for _, want := range []string{"=== scale", "check-node", "scale-in targets:", "new members:", "heal targets:", "Summary:", "the entire VNF"} {
+	for _, want := range []string{"=== scale", "check-node", "scale-in targets:", "NAME", "heal targets:", "Summary:", "the entire VNF", "VIM kubernetes_vim"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
 		}

@@ -43,6 +43,9 @@ type Options struct {
 	Setup func(h *Host) error
 	// Heat configures the fake Keystone and Heat.
 	Heat heattest.Config
+	// ProxyOnly makes the Internet reachable only through an HTTP proxy
+	// of [Cloud.AddProxy], as [Cloud.SetDirectInternet](false) does.
+	ProxyOnly bool
 }
 
 // Cloud is a simulated OpenStack tenant. It is safe for concurrent use.
@@ -105,6 +108,7 @@ func New(opts Options) (*Cloud, error) {
 		listen: map[string]string{},
 	}
 	c.kube = kube.NewWorld(c)
+	c.noDirect = opts.ProxyOnly
 	c.opts.Catalog = func() *ubuntu.Catalog {
 		cat := base()
 		containers.AddPackages(cat, c)

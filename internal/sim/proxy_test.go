@@ -16,12 +16,15 @@ import (
 // asked, without the password.
 func TestCloudBehindAProxy(t *testing.T) {
 	w := newWorld(t)
+	if sim.Start(t, sim.Options{ProxyOnly: true}).DirectInternet() {
+		t.Error("Options.ProxyOnly left the Internet direct")
+	}
 	w.cloud.SetDirectInternet(false)
 	p := w.cloud.AddProxy("10.10.0.1", 3128, containers.ProxyOptions{Username: "vnfm", Password: "proxy-Pw-1"})
 	if w.cloud.Proxy("10.10.0.1", 3128) != p || w.cloud.DirectInternet() {
 		t.Fatal("the proxy is not at its address, or the Internet is direct")
 	}
-	v := w.build(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Workers: 1})
+	v := w.build(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Workers: 1, Packages: []string{"containerd", "cri-tools"}})
 	master := v.HostsWithRole(lcm.RoleMaster)[0]
 	h := w.connect(master.Node())
 	run := func(script string) (remote.Output, error) {
@@ -56,5 +59,33 @@ func TestCloudBehindAProxy(t *testing.T) {
 	worker := v.HostsWithRole(lcm.RoleWorker)[0]
 	if _, err := run("curl -fsS --proxy " + proxy + " http://" + worker.NICAddress + ":5000/v2/"); err == nil || !strings.Contains(err.Error(), "returned error: 503") {
 		t.Errorf("a private address through the proxy: %v", err)
+	}
+
+	// A private registry outside the proxy: containerd reaches it only
+	// when NO_PROXY names it.
+	reg := containers.NewRegistry(containers.RegistryOptions{})
+	reg.Push("app:1")
+	w.cloud.AddExternalRegistry("192.168.0.20", 5000, reg)
+	setup := `mkdir -p /etc/containerd/certs.d/192.168.0.20:5000 /etc/systemd/system/containerd.service.d && ` +
+		`printf 'version = 2\n[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = "/etc/containerd/certs.d"\n' > /etc/containerd/config.toml && ` +
+		`printf 'server = "http://192.168.0.20:5000"\n' > /etc/containerd/certs.d/192.168.0.20:5000/hosts.toml`
+	if _, err := run(setup); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		noProxy string
+		ok      bool
+	}{{"localhost,127.0.0.1", false}, {"localhost,192.168.0.0/16", true}} {
+		dropIn := `printf '[Service]\nEnvironment="HTTP_PROXY=` + proxy + `" "HTTPS_PROXY=` + proxy + `" "NO_PROXY=` + c.noProxy + `"\n' > /etc/systemd/system/containerd.service.d/http-proxy.conf && systemctl daemon-reload && systemctl restart containerd`
+		if _, err := run(dropIn); err != nil {
+			t.Fatal(err)
+		}
+		err := containers.KubeletPull(w.ctx, w.cloud, master.Machine, "192.168.0.20:5000/app:1")
+		if c.ok != (err == nil) || !c.ok && !strings.Contains(err.Error(), "503 Service Unavailable") {
+			t.Errorf("NO_PROXY=%s: pull: %v", c.noProxy, err)
+		}
+	}
+	if err := containers.KubeletPull(w.ctx, w.cloud, master.Machine, "registry:2"); err != nil {
+		t.Errorf("Docker Hub through the proxy: %v", err)
 	}
 }

@@ -53,7 +53,10 @@ func (c *Cloud) Request(name string) ([]byte, error) {
 //   - the clusters kubeadm builds (the cir and pv samples) get
 //     cni_manifest_path, mgmtkit's extension, naming the sample package's
 //     pod network manifest ([SampleCNIManifest]): the specs' samples
-//     predate it, and without a pod network no node becomes Ready.
+//     predate it, and without a pod network no node becomes Ready; and
+//     master_node.pod_cidr becomes that manifest's network
+//     ([SamplePodCIDR]): the samples' 192.168.3.0/24 holds one node's
+//     pods (each node gets a /24) and is not the CNI's network.
 //
 // The other values are the spec's.
 func WorkingRequest(name, ansibleAddress string) ([]byte, error) {
@@ -83,6 +86,7 @@ func WorkingRequest(name, ansibleAddress string) ([]byte, error) {
 	}
 	if name == samples.InstantiateCIRCluster || name == samples.InstantiatePVCluster {
 		edits[sampleParamsPrefix+"cni_manifest_path"] = SampleCNIManifest
+		edits[sampleParamsPrefix+"master_node.pod_cidr"] = SamplePodCIDR
 	}
 	if len(edits) == 0 {
 		return body, nil
@@ -94,6 +98,10 @@ func WorkingRequest(name, ansibleAddress string) ([]byte, error) {
 // package (a flannel-like DaemonSet), which [WorkingRequest] gives the
 // clusters kubeadm builds.
 const SampleCNIManifest = "Files/kubernetes/cni.yaml"
+
+// SamplePodCIDR is the pod network of [SampleCNIManifest] (flannel's
+// net-conf.json Network).
+const SamplePodCIDR = "10.244.0.0/16"
 
 // ClusterParams is k8s_cluster_installation_param as a Kubernetes cluster
 // driver decodes it (examples/drivers.ClusterParams is the same

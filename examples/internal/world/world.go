@@ -87,19 +87,21 @@ type Pull struct {
 }
 
 // CheckPulls pulls every image on every host, with `docker pull` over SSH
-// (as root, with root's Docker credentials) and as the kubelet does under
-// containerd (credentials from /var/lib/kubelet/config.json). It returns
-// every attempt.
+// (as root, with root's Docker credentials) where Docker is installed, and
+// as the kubelet does under containerd (credentials from
+// /var/lib/kubelet/config.json). It returns every attempt.
 func CheckPulls(ctx context.Context, cloud *sim.Cloud, hosts []*sim.Host, images []string) []Pull {
 	var pulls []Pull
 	for _, h := range hosts {
 		vm, err := cloud.Connect(ctx, h.Node(), h.Login.User, h.Login.Password)
 		for _, img := range images {
-			p := Pull{Host: h.Resource, Runtime: "docker", Image: img, Err: err}
-			if err == nil {
-				_, p.Err = vm.Run(ctx, remote.Cmd{Args: []string{"docker", "pull", img}, Sudo: true})
+			if h.Machine.Installed("docker.io") {
+				p := Pull{Host: h.Resource, Runtime: "docker", Image: img, Err: err}
+				if err == nil {
+					_, p.Err = vm.Run(ctx, remote.Cmd{Args: []string{"docker", "pull", img}, Sudo: true})
+				}
+				pulls = append(pulls, p)
 			}
-			pulls = append(pulls, p)
 			pulls = append(pulls, Pull{Host: h.Resource, Runtime: "containerd (kubelet)", Image: img,
 				Err: containers.KubeletPull(ctx, cloud, h.Machine, img)})
 		}

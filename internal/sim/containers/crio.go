@@ -54,6 +54,7 @@ type CRIOState struct {
 	mu      sync.Mutex
 	running bool
 	cfg     CRIOConfig
+	proxy   proxyConfig // crio.service's environment at the last start
 	images  map[string]*localImage
 	tags    map[string]string
 }
@@ -171,10 +172,19 @@ func crioStart(m *ubuntu.Machine) error {
 	if err != nil {
 		return err
 	}
+	// CRI-O's Go HTTP client (containers/image) reads HTTP_PROXY,
+	// HTTPS_PROXY and NO_PROXY from crio.service's environment, as
+	// containerd does (CRI-O's tutorials/setup: "the proxy environment
+	// in a systemd drop-in").
+	env, err := unitEnvironment(m, "crio.service")
+	if err != nil {
+		return err
+	}
 	s := crioOf(m)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg, s.running = cfg, true
+	s.proxy = proxyConfig{HTTP: proxyEnv(env, "HTTP_PROXY"), HTTPS: proxyEnv(env, "HTTPS_PROXY"), NoProxy: proxyEnv(env, "NO_PROXY")}
 	return nil
 }
 
@@ -259,7 +269,9 @@ func (s *CRIOState) criPull(_ context.Context, n Network, r ref, auth creds) (st
 	if host == hubDomain {
 		host = hubHost
 	}
-	o := dialOptions{internet: n.Internet()}
+	s.mu.Lock()
+	o := dialOptions{internet: n.Internet(), proxy: s.proxy}
+	s.mu.Unlock()
 	if r.domain != hubDomain {
 		o.tls.cas = readCAFiles(s.m, crioCertDir(s.m, r.domain))
 	}

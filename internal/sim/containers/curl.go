@@ -157,6 +157,9 @@ func curl(n Network, m *ubuntu.Machine, p *sshtest.Process) int {
 		}
 		h := throughProxy(n, m, pu, scheme, host, port, rawURL)
 		switch {
+		case h.unresolved:
+			writeOut(0)
+			return fail(5, "Could not resolve proxy: %s", pu.Hostname())
 		case h.status == 0:
 			writeOut(0)
 			return fail(7, "Failed to connect to %s port %s after 0 ms: Connection refused", pu.Hostname(), pu.Port())

@@ -118,10 +118,10 @@
 //     passwords). curl honours --proxy, http_proxy, https_proxy,
 //     all_proxy and no_proxy as curl 7.81 does; apt-get its
 //     Acquire::http(s)::Proxy settings (through [ubuntu.AptTransport]);
-//     dockerd and containerd their units' HTTP_PROXY, HTTPS_PROXY and
-//     NO_PROXY, matched as Go's golang.org/x/net/http/httpproxy does
-//     (domains, IPs, ports, CIDRs), with Go's proxyconnect and CONNECT
-//     errors.
+//     dockerd, containerd and CRI-O their units' HTTP_PROXY,
+//     HTTPS_PROXY and NO_PROXY, matched as Go's
+//     golang.org/x/net/http/httpproxy does (domains, IPs, ports, CIDRs),
+//     with Go's proxyconnect and CONNECT errors.
 //
 // # What is not modelled
 //
@@ -141,7 +141,7 @@
 //     directly, or one that is not a [ProxiedNetwork]) reaches the
 //     Internet hosts only, as before proxies were modelled.
 //   - docker.socket activation (a stopped docker.service stays stopped),
-//     CRI-O's proxy settings, CRI-O's global_auth_file and
+//     CRI-O's global_auth_file and
 //     short-name aliases, credential helpers.
 //   - The simulated cloud gives its VMs loopback addresses (127.0.1.x)
 //     that stand for real ones: an address of a machine of the Network is

@@ -51,22 +51,21 @@ func addRepositories(c *ubuntu.Catalog, n Network) {
 	c.SetTransport(aptTransport(n))
 }
 
-// internetHosts are the names of the Internet the simulation knows: they
-// resolve through the public DNS (a machine's /etc/hosts does not name
-// them) and answer when the network has Internet, directly or through a
-// proxy. Any other name that /etc/hosts lacks does not resolve.
-var internetHosts = []string{
-	hubHost, "index.docker.io", "auth.docker.io", "production.cloudflare.docker.com",
-	"pkgs.k8s.io", "prod-cdn.packages.k8s.io", "dl.k8s.io", "registry.k8s.io", "cdn.dl.k8s.io",
-	"download.docker.com", "archive.ubuntu.com", "security.ubuntu.com", "ports.ubuntu.com",
-	"github.com", "raw.githubusercontent.com", "objects.githubusercontent.com", "get.helm.sh",
-}
-
-// isInternetHost reports whether host is one of [internetHosts] (or an
-// Ubuntu mirror, CC.archive.ubuntu.com).
+// isInternetHost reports whether host is a name of the Internet the
+// simulation knows: such names resolve through the public DNS (a machine's
+// /etc/hosts does not name them) and answer when the network has
+// Internet, directly or through a proxy. Any other name that /etc/hosts
+// lacks does not resolve.
 func isInternetHost(host string) bool {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	return slices.Contains(internetHosts, host) || strings.HasSuffix(host, ".archive.ubuntu.com")
+	switch host {
+	case hubHost, "index.docker.io", "auth.docker.io", "production.cloudflare.docker.com",
+		"pkgs.k8s.io", "prod-cdn.packages.k8s.io", "dl.k8s.io", "cdn.dl.k8s.io", "registry.k8s.io",
+		"download.docker.com", "archive.ubuntu.com", "security.ubuntu.com", "ports.ubuntu.com",
+		"github.com", "raw.githubusercontent.com", "objects.githubusercontent.com", "get.helm.sh":
+		return true
+	}
+	return strings.HasSuffix(host, ".archive.ubuntu.com") // country mirrors
 }
 
 // internetGet is what an Internet site answers to a GET of urlPath: the
@@ -157,6 +156,17 @@ func (p *Proxy) serve(n Network, client string, creds *url.Userinfo, method, tar
 	return r.Status
 }
 
+// proxyAnswer is the head of the answer a [Proxy] sends for a status
+// other than 200, as squid sends it (less its Date and X-Squid-Error
+// headers).
+func proxyAnswer(status int) string {
+	h := fmt.Sprintf("HTTP/1.1 %d %s\r\nServer: squid\r\n", status, http.StatusText(status))
+	if status == http.StatusProxyAuthRequired {
+		h += "Proxy-Authenticate: Basic realm=\"proxy\"\r\n"
+	}
+	return h + "Content-Length: 0\r\n\r\n"
+}
+
 // ProxiedNetwork is a [Network] with HTTP proxies on it, and maybe no
 // direct way to the Internet. [StaticNetwork] and internal/sim's Cloud
 // implement it. On a Network that does not, every proxy URL is a proxy
@@ -180,8 +190,9 @@ func directInternet(n Network) bool {
 }
 
 // proxyAt returns the modelled proxy at a proxy URL's address as m
-// resolves it, with that address (ip:port).
-func proxyAt(n Network, m *ubuntu.Machine, pu *url.URL) (*Proxy, string) {
+// resolves it (an IP literal, or a name its /etc/hosts maps), with that
+// address (ip:port) and whether the name resolved.
+func proxyAt(n Network, m *ubuntu.Machine, pu *url.URL) (*Proxy, string, bool) {
 	host, port := pu.Hostname(), pu.Port()
 	if port == "" {
 		port = "80" // Go's default for an http:// proxy (curl's, 1080, is set by curl)
@@ -189,34 +200,36 @@ func proxyAt(n Network, m *ubuntu.Machine, pu *url.URL) (*Proxy, string) {
 			port = "443"
 		}
 	}
-	ip := host
+	ip, resolved := host, true
 	if m != nil {
-		if a, ok := lookupHost(m, host); ok {
-			ip = a
+		ip, resolved = lookupHost(m, host)
+		if !resolved {
+			ip = host
 		}
 	}
 	pn, ok := n.(ProxiedNetwork)
-	if !ok {
-		return nil, net.JoinHostPort(ip, port)
+	if !ok || !resolved {
+		return nil, net.JoinHostPort(ip, port), resolved
 	}
 	p, _ := strconv.Atoi(port)
-	return pn.Proxy(ip, p), net.JoinHostPort(ip, port)
+	return pn.Proxy(ip, p), net.JoinHostPort(ip, port), true
 }
 
 // hop is the outcome of a request sent through a proxy.
 type hop struct {
-	status    int    // the proxy's answer; 0 when nothing answered
-	proxyAddr string // ip:port of the proxy
-	legacy    bool   // a proxy outside the model (see ProxiedNetwork)
+	status     int    // the proxy's answer; 0 when nothing answered
+	proxyAddr  string // ip:port of the proxy (host:port when unresolved)
+	unresolved bool   // the proxy's name does not resolve
+	legacy     bool   // a proxy outside the model (see ProxiedNetwork)
 }
 
 // throughProxy sends a request for scheme://host:port from machine m
 // through the proxy at pu: CONNECT for https, GET for http.
 func throughProxy(n Network, m *ubuntu.Machine, pu *url.URL, scheme, host string, port int, rawURL string) hop {
-	p, addr := proxyAt(n, m, pu)
+	p, addr, resolved := proxyAt(n, m, pu)
 	if p == nil {
 		if pn, ok := n.(ProxiedNetwork); ok && !pn.DirectInternet() {
-			return hop{proxyAddr: addr} // nothing listens there
+			return hop{proxyAddr: addr, unresolved: !resolved} // nothing listens there
 		}
 		// A proxy outside the model: it reaches the Internet, and the
 		// Internet only.
@@ -229,6 +242,10 @@ func throughProxy(n Network, m *ubuntu.Machine, pu *url.URL, scheme, host string
 	method, target := "CONNECT", joinHostPort(host, port)
 	if scheme == "http" {
 		method, target = "GET", rawURL
+		if u, err := url.Parse(rawURL); err == nil && u.User != nil {
+			u.User = nil // the proxy's record keeps no credentials
+			target = u.String()
+		}
 	}
 	client := ""
 	if m != nil {
@@ -315,9 +332,10 @@ func (c proxyConfig) proxyFor(n Network, scheme, host string, port int) *url.URL
 		}
 		eh, ep, err := net.SplitHostPort(e)
 		if err != nil {
-			eh, ep = e, ""
+			eh, ep = e, "" // "[fd00::7]" without a port stays bracketed: no IP, no match
+		} else {
+			eh = strings.Trim(eh, "[]")
 		}
-		eh = strings.Trim(eh, "[]")
 		if eip, err := netip.ParseAddr(eh); err == nil {
 			if isIP && eip == ip && (ep == "" || ep == ps) {
 				return nil
@@ -347,6 +365,9 @@ func (c proxyConfig) proxyFor(n Network, scheme, host string, port int) *url.URL
 // response itself, which the runtimes report as an unexpected status.
 func goProxyFailure(h hop, scheme string) *failure {
 	switch {
+	case h.unresolved:
+		host, _, _ := net.SplitHostPort(h.proxyAddr)
+		return &failure{kind: failText, text: "proxyconnect tcp: dial tcp: lookup " + host + " on 127.0.0.53:53: no such host"}
 	case h.status == 0:
 		return &failure{kind: failText, text: "proxyconnect tcp: dial tcp " + h.proxyAddr + ": connect: connection refused"}
 	case h.status == http.StatusOK:
@@ -384,14 +405,20 @@ func aptTransport(n Network) ubuntu.AptTransport {
 			h := throughProxy(n, m, pu, u.Scheme, host, port, rawURL)
 			ip, pport, _ := net.SplitHostPort(h.proxyAddr)
 			switch {
+			case h.unresolved:
+				return aptErrorf("Could not resolve '%s'", pu.Hostname())
 			case h.status == 0:
 				return aptErrorf("Could not connect to %s:%s (%s). - connect (111: Connection refused)", pu.Hostname(), pport, ip)
 			case h.status == http.StatusOK:
 				return nil
 			case u.Scheme == "https":
-				return aptErrorf("Invalid response from proxy: HTTP/1.1 %d %s  [IP: %s %s]", h.status, http.StatusText(h.status), ip, pport)
+				// apt's connect.cc (UnwrapHTTPConnect) quotes the
+				// proxy's whole answer, line ends turned into two
+				// spaces.
+				head := strings.ReplaceAll(proxyAnswer(h.status), "\r\n", "  ")
+				return aptErrorf("Invalid response from proxy: %s [IP: %s %s]", head, ip, pport)
 			}
-			return aptErrorf("%d  %s [IP: %s %s]", h.status, http.StatusText(h.status), ip, pport)
+			return ubuntu.AptHTTPError(fmt.Sprintf("%d  %s [IP: %s %s]", h.status, http.StatusText(h.status), ip, pport))
 		}
 		ip, ok := lookupHost(m, host)
 		switch {
@@ -416,3 +443,34 @@ type aptError string
 func (e aptError) Error() string { return string(e) }
 
 func aptErrorf(format string, args ...any) error { return aptError(fmt.Sprintf(format, args...)) }
+
+// ContainerdReaches reports whether containerd on m reaches the Internet
+// host (registry.k8s.io, registry-1.docker.io) over HTTPS, directly or
+// through the proxy its unit's environment names (HTTPS_PROXY, NO_PROXY,
+// as containerd loaded them at its last start): nil, or an error worded
+// as containerd's resolver reports it (`failed to do request: Head
+// "https://HOST/v2/": ...`). It is for fakes that pull images through
+// containerd without a registry the simulation holds, such as kubeadm's
+// control-plane images.
+func ContainerdReaches(n Network, m *ubuntu.Machine, host string) error {
+	if n == nil {
+		n = &StaticNetwork{}
+	}
+	cfg := containerdOf(m).Config()
+	pc := proxyConfig{HTTP: cfg.HTTPProxy, HTTPS: cfg.HTTPSProxy, NoProxy: cfg.NoProxy}
+	u := "https://" + host + "/v2/"
+	fail := func(f *failure) error { return fmt.Errorf("failed to do request: Head %q: %s", u, f.goErr()) }
+	if pu := pc.proxyFor(n, "https", host, 443); pu != nil {
+		if f := goProxyFailure(throughProxy(n, m, pu, "https", host, 443, u), "https"); f != nil {
+			return fail(f)
+		}
+		return nil
+	}
+	if _, ok := lookupHost(m, host); !ok && !isInternetHost(host) {
+		return fail(&failure{kind: failNoSuchHost, host: host})
+	}
+	if !directInternet(n) {
+		return fail(&failure{kind: failUnreachable, host: host})
+	}
+	return nil
+}

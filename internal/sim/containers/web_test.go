@@ -95,6 +95,11 @@ func TestCurlThroughAProxy(t *testing.T) {
 	}
 	n.fails("https_proxy=http://proxyuser:wrong@10.0.0.100:3128 curl -fsSL "+releaseKey, 56, "curl: (56) Received HTTP code 407 from proxy after CONNECT")
 	n.fails("curl -fsSL --proxy 10.0.0.100 "+releaseKey, 7, "curl: (7) Failed to connect to 10.0.0.100 port 1080 after 0 ms: Connection refused")
+	n.fails("curl -fsSL --proxy http://proxy.corp:3128 "+releaseKey, 5, "curl: (5) Could not resolve proxy: proxy.corp")
+	n.write("/etc/hosts", "127.0.0.1 localhost\n10.0.0.100 proxy.corp\n")
+	if out := n.ok("curl -fsSL --proxy http://proxyuser:" + proxyPW + "@proxy.corp:3128 " + releaseKey); out != containers.KubernetesReleaseKey {
+		t.Errorf("a proxy by name: %q", out)
+	}
 	// no_proxy sends the request direct, which cannot resolve the name
 	// here; HTTP_PROXY in upper case is not curl's.
 	n.fails("https_proxy="+proxyURL+" no_proxy=.k8s.io curl -fsSL "+releaseKey, 6, "Could not resolve host")
@@ -138,7 +143,7 @@ func TestAptThroughAProxy(t *testing.T) {
 	// A wrong password: apt's message for a CONNECT the proxy refuses.
 	n.write("/etc/apt/apt.conf.d/95mgmtkit-proxy", `Acquire::https::Proxy "http://proxyuser:wrong@10.0.0.100:3128";`+"\n")
 	r = n.root("apt-get update")
-	if !strings.Contains(r.stdout, "  Invalid response from proxy: HTTP/1.1 407 Proxy Authentication Required  [IP: 10.0.0.100 3128]\n") {
+	if !strings.Contains(r.stdout, "  Invalid response from proxy: HTTP/1.1 407 Proxy Authentication Required  Server: squid  Proxy-Authenticate: Basic realm=\"proxy\"  Content-Length: 0     [IP: 10.0.0.100 3128]\n") {
 		t.Errorf("update with a wrong password: %+v", r)
 	}
 	noPassword(t, p)
@@ -152,6 +157,9 @@ func TestContainerdThroughAProxy(t *testing.T) {
 	n.write("/etc/containerd/certs.d/10.0.0.7:5000/hosts.toml", "server = \"http://10.0.0.7:5000\"\n")
 	n.ok("systemctl restart containerd")
 	pull := func(image string) error { return containers.KubeletPull(w.ctx, w.net, n.Machine, image) }
+	if err := containers.ContainerdReaches(w.net, n.Machine, "registry.k8s.io"); err == nil || err.Error() != `failed to do request: Head "https://registry.k8s.io/v2/": dial tcp: lookup registry.k8s.io on 127.0.0.53:53: server misbehaving` {
+		t.Errorf("registry.k8s.io without a proxy: %v", err)
+	}
 
 	// Docker Hub is not reachable without the proxy; the private registry is.
 	if err := pull("registry:2"); err == nil || !strings.Contains(err.Error(), "server misbehaving") {
@@ -174,6 +182,9 @@ func TestContainerdThroughAProxy(t *testing.T) {
 	}
 	if err := pull("registry:2"); err != nil {
 		t.Errorf("Docker Hub through the proxy: %v", err)
+	}
+	if err := containers.ContainerdReaches(w.net, n.Machine, "registry.k8s.io"); err != nil {
+		t.Errorf("registry.k8s.io through the proxy: %v", err)
 	}
 	err := pull("10.0.0.7:5000/app:1")
 	if err == nil || !strings.Contains(err.Error(), `unexpected status from HEAD request to http://10.0.0.7:5000/v2/app/manifests/1: 503 Service Unavailable`) {
@@ -211,6 +222,11 @@ func TestContainerdThroughAProxy(t *testing.T) {
 	if err := pull("registry:2"); err == nil || !strings.Contains(err.Error(), "proxyconnect tcp: dial tcp 10.0.0.99:3128: connect: connection refused") {
 		t.Errorf("Docker Hub through a missing proxy: %v", err)
 	}
+	n.write("/etc/systemd/system/containerd.service.d/http-proxy.conf", "[Service]\nEnvironment=\"HTTPS_PROXY=http://proxy.nowhere:3128\"\n")
+	n.ok("systemctl daemon-reload && systemctl restart containerd")
+	if err := pull("registry:2"); err == nil || !strings.Contains(err.Error(), "proxyconnect tcp: dial tcp: lookup proxy.nowhere on 127.0.0.53:53: no such host") {
+		t.Errorf("Docker Hub through a proxy whose name does not resolve: %v", err)
+	}
 	noPassword(t, p)
 }
 
@@ -226,4 +242,17 @@ func TestDockerThroughAProxy(t *testing.T) {
 		t.Errorf("the proxy saw %+v", got)
 	}
 	noPassword(t, p)
+}
+
+// CRI-O too reads its unit's proxy environment.
+func TestCRIOThroughAProxy(t *testing.T) {
+	w, p := proxied(t)
+	n := w.node("worker", "10.0.0.11", "cri-o", "cri-tools")
+	n.fails("crictl pull registry:2", 1, "server misbehaving")
+	n.write("/etc/systemd/system/crio.service.d/http-proxy.conf", "[Service]\nEnvironment=\"HTTPS_PROXY="+proxyURL+"\"\n")
+	n.ok("systemctl daemon-reload && systemctl restart crio")
+	n.ok("crictl pull registry:2")
+	if got := p.Requests(); len(got) != 1 || got[0].Target != "registry-1.docker.io:443" || got[0].Client != "worker" {
+		t.Errorf("the proxy saw %+v", got)
+	}
 }

@@ -36,6 +36,15 @@ type Repository struct {
 // - connect (111: Connection refused)", ...).
 type AptTransport func(ctx context.Context, m *Machine, rawURL, proxy string) error
 
+// AptHTTPError is an [AptTransport] failure that is an HTTP answer (a
+// proxy's 503 to a plain-HTTP GET), not a connection failure: apt then
+// fails the update ("E: Failed to fetch", the repository "is not
+// signed", exit 100) where a connection failure is only a warning. Its
+// text is apt's reason ("503  Service Unavailable [IP: 10.0.0.9 3128]").
+type AptHTTPError string
+
+func (e AptHTTPError) Error() string { return string(e) }
+
 // AddRepository makes the catalog's repository at r.URI a signed one. It
 // panics when r.Key is not an armored OpenPGP public key, as a test fixture
 // would fail the test.
@@ -125,12 +134,13 @@ func (m *Machine) keyringCheck(s source, key []byte, fileURL string) (ok bool, w
 		if err != nil {
 			continue
 		}
-		// apt-key and apt's gpgv method accept binary keyrings (*.gpg,
-		// "GPG key public ring" as file(1) says) and, since apt 1.4,
-		// armored keys in *.asc files; a keybox or armored text in a
-		// .gpg file is ignored with a warning (apt-pkg/contrib/gpgv.cc,
-		// "The key(s) in the keyring %s are ignored as the file has an
-		// unsupported filetype.").
+		// apt's gpgv method accepts binary keyrings (*.gpg, "GPG key
+		// public ring" as file(1) says) and, since apt 1.4, armored
+		// keys in *.asc files. In apt 2.4 (Ubuntu 22.04) it verifies
+		// through apt-key, which ignores a keybox or armored text in a
+		// .gpg file with a warning (cmdline/apt-key.in: "The key(s) in
+		// the keyring %s are ignored as the file has an unsupported
+		// filetype."); apt 2.6, without apt-key, ignores it silently.
 		bin := data
 		if path.Ext(f) == ".asc" {
 			bin, err = Dearmor(data)

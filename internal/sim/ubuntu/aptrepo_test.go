@@ -39,9 +39,7 @@ func TestAptSignedRepository(t *testing.T) {
 	want(t, "update without the key", v.root("apt-get update"),
 		"Hit:1 http://archive.ubuntu.com/ubuntu jammy InRelease\nGet:2 "+shown+" InRelease [1186 B]\nErr:2 "+shown+" InRelease\n  "+noKey+"\nReading package lists...\n",
 		"W: GPG error: "+shown+" InRelease: "+noKey+"\n"+
-			"E: The repository '"+shown+" InRelease' is not signed.\n"+
-			"N: Updating from such a repository can't be done securely, and is therefore disabled by default.\n"+
-			"N: See apt-secure(8) manpage for repository creation and user configuration details.\n", 100)
+			"E: The repository '"+shown+" InRelease' is not signed.\n", 100)
 	want(t, "install without the key", v.root("apt-get install -y kubeadm"), "Reading package lists...\nBuilding dependency tree...\nReading state information...\n", "E: Unable to locate package kubeadm\n", 100)
 
 	// The armored key where a binary keyring belongs: ignored.

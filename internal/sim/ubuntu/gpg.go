@@ -43,7 +43,8 @@ var gpgOptions = optSpec{short: "o:qv", long: []string{
 //     cannot open '/dev/tty': No such device or address"), or in --batch
 //     mode fails ("gpg: dearmoring failed: File exists"); --yes overwrites
 //     (g10/openfile.c, open_outfile and overwrite_filep);
-//   - an output it cannot create: "gpg: can't create 'F': REASON".
+//   - an output it cannot create: "gpg: can't create 'F': REASON";
+//   - a file operand without -o writes FILE.gpg, under the same rules.
 //
 // gpg does not create ~/.gnupg for --dearmor. The output file is created
 // with mode 0666 less the umask, as open(2) does.
@@ -70,7 +71,13 @@ func gpgTool(_ context.Context, _ *Machine, p *sshtest.Process) int {
 		in = bytes.NewReader(data)
 	}
 	out := p.Stdout
-	if name, ok := c.Value("-o", "--output"); ok && name != "-" {
+	name, ok := c.Value("-o", "--output")
+	if !ok && len(c.Operands) == 1 && c.Operands[0] != "-" {
+		// A file operand without -o: the output is FILE.gpg
+		// (g10/openfile.c, make_outfile_name).
+		name, ok = c.Operands[0]+".gpg", true
+	}
+	if ok && name != "-" {
 		if _, err := p.FS.Stat(name); err == nil && !c.Has("--yes") {
 			if !c.Has("--batch") {
 				errf(p, "gpg: cannot open '/dev/tty': No such device or address")

@@ -87,6 +87,11 @@ func TestGPGDearmor(t *testing.T) {
 		"gpg: can't create '/nonexistent/k.gpg': No such file or directory\ngpg: no valid OpenPGP data found.\ngpg: dearmoring failed: No such file or directory\n", 2)
 	want(t, "no input", v.user("gpg --dearmor /tmp/k/missing"), "", "gpg: can't open '/tmp/k/missing': No such file or directory\ngpg: dearmoring failed: No such file or directory\n", 2)
 	wantCode(t, "not root", v.user("gpg --dearmor -o /etc/apt/keyrings/u.gpg < /tmp/k/Release.key"), 2, "", "gpg: can't create '/etc/apt/keyrings/u.gpg': Permission denied\n")
+	want(t, "a file operand", v.user("sudo gpg --dearmor /tmp/k/Release.key"), "", "", 0)
+	if got, _ := v.Server().FS().ReadFile("/tmp/k/Release.key.gpg"); !bytes.Equal(got, bin) {
+		t.Errorf("Release.key.gpg holds %d bytes", len(got))
+	}
+	want(t, "a file operand again", v.user("sudo gpg --batch --dearmor /tmp/k/Release.key"), "", "gpg: no valid OpenPGP data found.\ngpg: dearmoring failed: File exists\n", 2)
 	want(t, "two files", v.user("gpg --dearmor /tmp/k/Release.key /tmp/k/Release.key"), "", "usage: gpg [options] --dearmor [file]\n", 2)
 	// A corrupt checksum.
 	if err := v.Server().FS().WriteFile("/tmp/k/bad.key", []byte(strings.Replace(testKey, "=zpZU", "=AAAA", 1)), 0o644); err != nil {

@@ -1,0 +1,120 @@
+package kubeadm_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/remote/sshtest"
+)
+
+// deadServerKubeconfig points kubectl at a port nothing listens on.
+const deadServerKubeconfig = `apiVersion: v1
+kind: Config
+clusters:
+- name: dead
+  cluster:
+    server: https://127.0.0.1:1
+    insecure-skip-tls-verify: true
+users:
+- name: u
+  user:
+    token: not-a-secret
+contexts:
+- name: dead
+  context: {cluster: dead, user: u}
+current-context: dead
+`
+
+// Every kubectl command line the steps run, replayed against the real
+// kubectl (when installed) with a kubeconfig whose server is down: kubectl
+// parses its flags before it calls the server, so each must fail only
+// for want of the server, never with "unknown flag" or a bad value
+// (--timeout=300s, --field-selector=..., -f -, --ignore-not-found, exec's
+// "--" before etcdctl's own flags). kubectl diff's failure is status 2, as
+// Kubectl.Apply expects (above 1: an error, not a difference).
+func TestKubectlCommandLinesParseWithTheRealKubectl(t *testing.T) {
+	kubectlPath, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skipf("kubectl is not installed: %v", err)
+	}
+	const worker = "worker-10-0-0-12"
+	n := newNode(t, "master-10-0-0-5")
+
+	// Drain and delete.
+	c := &drainCluster{t: t, exists: true, pods: []corev1.Pod{pod("default", "web-1", worker, "ReplicaSet", nil)}}
+	c.drain = func(bool) reply { return reply{stderr: "error: timeout", code: 1} }
+	n.set(c.script(worker), nil)
+	_, _ = kubeadm.DrainNode(n.ctx, n.kc(), worker, kubeadm.DrainOptions{Force: true})
+	_, _ = kubeadm.DeleteNode(n.ctx, n.kc(), worker)
+	// etcd.
+	e := &etcdCluster{clusterID: 1, members: []kubeadm.EtcdMember{
+		{ID: 0x8e9e05c52164694d, Name: "master-10-0-0-5", PeerURLs: []string{"https://10.0.0.5:2380"}},
+		{ID: 0x91bc3c398fb3c146, Name: "master-10-0-0-6", PeerURLs: []string{"https://10.0.0.6:2380"}},
+	}}
+	n.set(e.script(t), nil)
+	_, _ = kubeadm.RemoveEtcdMember(n.ctx, n.kc(), "master-10-0-0-5", "master-10-0-0-6")
+	// VIM credentials (apply, diff, get secret, delete).
+	ca, _ := testCA(t)
+	v := &vimCluster{t: t, ca: ca, objects: map[string]bool{}}
+	n.set(v.script(), nil)
+	o := kubeadm.VIMOptions{Name: "vim", Endpoint: "https://10.0.0.5:6443"}
+	if _, _, err := kubeadm.CreateVIMCredentials(n.ctx, n.kc(), o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kubeadm.DeleteVIMCredentials(n.ctx, n.kc(), o); err != nil {
+		t.Fatal(err)
+	}
+	// Listing.
+	n.set(func(inv invocation, _ *sshtest.FS) reply { return ok(`{"apiVersion":"v1","kind":"List","items":[]}`) }, nil)
+	_, _ = n.kc().Nodes(n.ctx)
+
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(deadServerKubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, inv := range n.invocations("kubectl") {
+		if seen[inv.line()] {
+			continue
+		}
+		seen[inv.line()] = true
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, kubectlPath, append([]string{"--kubeconfig=" + kubeconfig}, inv.args...)...)
+		cmd.Stdin = strings.NewReader(inv.stdin)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		cancel()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Errorf("kubectl %s: %v, want it to fail for the server", inv.line(), err)
+			continue
+		}
+		msg := stderr.String()
+		for _, bad := range []string{"unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument", "unknown command", "See 'kubectl"} {
+			if strings.Contains(msg, bad) {
+				t.Errorf("kubectl %s: real kubectl refuses the command line: %s", inv.line(), msg)
+			}
+		}
+		if !strings.Contains(msg, "connection refused") && !strings.Contains(msg, "was refused") {
+			t.Errorf("kubectl %s: exit %d without reaching for the server: %s", inv.line(), ee.ExitCode(), msg)
+		}
+		if inv.args[0] == "diff" && ee.ExitCode() != 2 {
+			t.Errorf("kubectl diff failing: exit %d, want 2", ee.ExitCode())
+		}
+	}
+	if len(seen) < 8 {
+		t.Fatalf("only %d command lines: %q", len(seen), n.lines("kubectl"))
+	}
+	t.Logf("%d kubectl command lines parsed by %s", len(seen), kubectlPath)
+}

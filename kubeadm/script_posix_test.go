@@ -1,0 +1,118 @@
+package kubeadm
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// The fixed scripts of the node steps run as `sh -c SCRIPT NAME ARGS...`
+// with every value a positional argument (or a line of standard input),
+// so they must be POSIX sh: /bin/sh is dash on Ubuntu. Each is parsed as
+// POSIX and, where this machine has it, checked by the real dash
+// (`dash -n`), as system's and remote's scripts are.
+func TestNodeStepScriptsArePOSIX(t *testing.T) {
+	dash, _ := exec.LookPath("dash")
+	for name, script := range map[string]string{
+		"reset-probe":    resetProbeScript,
+		"home":           homeScript,
+		"kubernetes-key": keyringScript,
+		"kubelet-state":  kubeletStateScript,
+		"install-script": scriptWrapper,
+	} {
+		if _, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(script), name); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if dash == "" {
+			continue
+		}
+		if out, err := exec.Command(dash, "-n", "-c", script).CombinedOutput(); err != nil {
+			t.Errorf("%s: dash -n: %v\n%s", name, err, out)
+		}
+	}
+	if dash == "" {
+		t.Log("no dash here: checked by the POSIX parser only")
+	}
+}
+
+// The key script with the real dash, curl and gpg: a key served at a
+// file:// URL (curl -fsSL -o takes any URL curl knows) comes out
+// dearmored, mode 0644, with no temporary file left; a missing key fails
+// and leaves no keyring.
+func TestKeyringScriptWithRealPrograms(t *testing.T) {
+	for _, p := range []string{"dash", "curl", "gpg"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("no %s here", p)
+		}
+	}
+	dir := t.TempDir()
+	binary := []byte("\x99\x01\x0d\x04mgmtkit test key")
+	enarmor := exec.Command("gpg", "--enarmor")
+	enarmor.Stdin = strings.NewReader(string(binary))
+	enarmor.Env = append(os.Environ(), "GNUPGHOME="+dir)
+	armored, err := enarmor.Output()
+	if err != nil {
+		t.Skipf("gpg --enarmor: %v", err)
+	}
+	asc := filepath.Join(dir, "Release.key")
+	if err := os.WriteFile(asc, armored, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keyring := filepath.Join(dir, "keyrings", "kubernetes-apt-keyring.gpg")
+	run := func(url string) ([]byte, error) {
+		cmd := exec.Command("dash", "-c", keyringScript, "mgmtkit-kubernetes-key", url, keyring)
+		cmd.Env = append(os.Environ(), "GNUPGHOME="+dir)
+		cmd.Stdin = strings.NewReader("\n")
+		return cmd.CombinedOutput()
+	}
+	if out, err := run("file://" + filepath.Join(dir, "missing.key")); err == nil {
+		t.Errorf("a missing key succeeded: %s", out)
+	}
+	if _, err := os.Stat(keyring); err == nil {
+		t.Error("a failed fetch left a keyring")
+	}
+	if out, err := run("file://" + asc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got, err := os.ReadFile(keyring)
+	if err != nil || string(got) != string(binary) {
+		t.Errorf("keyring %q, %v; want the dearmored key", got, err)
+	}
+	if fi, _ := os.Stat(keyring); fi.Mode().Perm() != 0o644 {
+		t.Errorf("keyring mode %v", fi.Mode())
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(keyring)); len(ents) != 1 {
+		t.Errorf("left beside the keyring: %v", ents)
+	}
+}
+
+// The install-script wrapper with the real dash and bash: the secrets
+// read from standard input reach the script as variables and, with
+// flags "yes", as -t and -k after the script's own flags.
+func TestScriptWrapperWithRealShells(t *testing.T) {
+	for _, p := range []string{"dash", "bash"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("no %s here", p)
+		}
+	}
+	script := filepath.Join(t.TempDir(), "install.sh")
+	if err := os.WriteFile(script, []byte(`printf '%s|' "$@" "$ha_flag" "${HTTP_PRIVATE_REGISTRIES-unset}" "${http_proxy-unset}" "${https_proxy-unset}" "$MGMTKIT_KUBEADM_TOKEN" "${MGMTKIT_CERTIFICATE_KEY-unset}"`), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ flags, regs, stdin, want string }{
+		{"yes", `"r:5000"`, "http://p:1\n\n\ntok.en\nkey\n", `-w|10.0.0.12|-t|tok.en|-k|key|True|"r:5000"|http://p:1|unset|tok.en|key|`},
+		{"no", "", "\n\n\ntok.en\n\n", `-w|10.0.0.12|True|unset|unset|unset|tok.en|unset|`},
+	} {
+		cmd := exec.Command("dash", "-c", scriptWrapper, "mgmtkit-install-script", script, tc.flags, "True", tc.regs, "-w", "10.0.0.12")
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		cmd.Stdin = strings.NewReader(tc.stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil || string(out) != tc.want {
+			t.Errorf("flags %s: %q, %v; want %q", tc.flags, out, err, tc.want)
+		}
+	}
+}
