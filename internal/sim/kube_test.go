@@ -61,13 +61,20 @@ func TestCloudKubernetesWorld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	joinYAML := fmt.Sprintf("apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\nnodeRegistration:\n  name: w1\n  kubeletExtraArgs:\n  - name: node-ip\n    value: %s\ndiscovery:\n  bootstrapToken:\n    apiServerEndpoint: %s\n    token: %s\n    caCertHashes: [%q]\n",
-		worker.NICAddress, c.Endpoint, tok, kube.CACertHash(caPEM))
+	// No node-ip: the kubelet's address is the NIC's, as the default
+	// route's interface gives it.
+	joinYAML := fmt.Sprintf("apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\nnodeRegistration:\n  name: w1\ndiscovery:\n  bootstrapToken:\n    apiServerEndpoint: %s\n    token: %s\n    caCertHashes: [%q]\n",
+		c.Endpoint, tok, kube.CACertHash(caPEM))
 	writeRoot(t, worker, "/etc/kubernetes/mgmtkit/join.yaml", joinYAML, 0o600)
 	w.run(ws, "sudo", "kubeadm", "join", "--config", "/etc/kubernetes/mgmtkit/join.yaml")
 	nodes, err := c.Nodes(w.ctx)
 	if err != nil || len(nodes) != 2 {
 		t.Fatalf("nodes: %v %v", nodes, err)
+	}
+	for _, n := range nodes {
+		if n.Name == "w1" && n.Status.Addresses[0].Address != worker.NICAddress {
+			t.Errorf("w1's InternalIP %s, want the NIC's %s", n.Status.Addresses[0].Address, worker.NICAddress)
+		}
 	}
 
 	// A VIP on the master's network, held by its keepalived in front of

@@ -88,8 +88,22 @@ func (r *kubeadmRun) planInit(cfg *kubeadmConfig) (*initPlan, error) {
 			continue
 		}
 		for _, s := range strings.Split(f.v, ",") {
-			if _, err := netip.ParsePrefix(s); err != nil {
+			p, err := netip.ParsePrefix(s)
+			if err != nil {
 				return nil, fmt.Errorf("%s: Invalid value: %q: couldn't parse subnet", f.path, f.v)
+			}
+			if f.path != "networking.podSubnet" {
+				continue
+			}
+			// validation.go ValidatePodSubnetNodeMask: the pod subnet must
+			// hold one node subnet at least, and at most 2^16
+			// (constants.PodSubnetNodeMaskMaxDiff).
+			node := nodeCIDRMaskSize(cc, p.Addr().Is6())
+			switch {
+			case p.Bits() > node:
+				return nil, fmt.Errorf("networking.podSubnet: Invalid value: %q: the size of pod subnet with mask %d is smaller than the size of node subnet with mask %d", p, p.Bits(), node)
+			case node-p.Bits() > 16:
+				return nil, fmt.Errorf("networking.podSubnet: Invalid value: %q: pod subnet mask (%d) and node-mask (%d) difference is greater than 16", p, p.Bits(), node)
 			}
 		}
 	}
@@ -127,6 +141,31 @@ func (r *kubeadmRun) planInit(cfg *kubeadmConfig) (*initPlan, error) {
 	return pl, nil
 }
 
+// nodeCIDRMaskSize is the size of each node's pod subnet: the
+// controller manager's --node-cidr-mask-size (-ipv4/-ipv6) from
+// controllerManager.extraArgs, else 24 for IPv4 and 64 for IPv6
+// (validation.go getClusterNodeMask). With a /24 pod subnet and the
+// default, one node only gets a podCIDR: the node IPAM has no other
+// range ("CIDRNotAvailable"), and a CNI that needs the node's podCIDR
+// (flannel's --kube-subnet-mgr) never starts on the others.
+func nodeCIDRMaskSize(cc *kubeadmCluster, ipv6 bool) int {
+	want := []string{"node-cidr-mask-size-ipv4", "node-cidr-mask-size"}
+	size := 24
+	if ipv6 {
+		want, size = []string{"node-cidr-mask-size-ipv6", "node-cidr-mask-size"}, 64
+	}
+	for _, name := range want {
+		for _, a := range cc.ControllerManager.ExtraArgs {
+			if a.Name == name {
+				if n, err := strconv.Atoi(a.Value); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return size
+}
+
 // checkCRISocket refuses a CRI the simulation does not run kubelets on.
 func checkCRISocket(s string) error {
 	switch s {
@@ -137,12 +176,16 @@ func checkCRISocket(s string) error {
 }
 
 // advertiseAddress returns the configured address, or the address
-// kubeadm would choose (the default route's interface address: here
-// [hostAddress]).
+// kubeadm would choose: the default route's interface address
+// (k8s.io/apimachinery/pkg/util/net ChooseHostInterface), here the first
+// global address `ip -o addr show` lists on the NIC, else
+// [hostAddress].
 func (r *kubeadmRun) advertiseAddress(a, field string) (string, error) {
 	if a == "" {
-		if a = hostAddress(r.m); a == "" {
-			return "", fmt.Errorf("unable to select an IP from default routes")
+		if a = r.nicAddress(); a == "" {
+			if a = hostAddress(r.m); a == "" {
+				return "", fmt.Errorf("unable to select an IP from default routes")
+			}
 		}
 		return a, nil
 	}
@@ -150,6 +193,28 @@ func (r *kubeadmRun) advertiseAddress(a, field string) (string, error) {
 		return "", fmt.Errorf("%s: Invalid value: %q: Validation failed for AdvertiseAddress", field, a)
 	}
 	return a, nil
+}
+
+// nicAddress is the first address of the machine's NIC as `ip -o addr
+// show` prints it ("2: ens3    inet 10.0.0.5/24 brd ... scope global
+// ens3\\ ..."), "" when there is none.
+func (r *kubeadmRun) nicAddress() string {
+	var out strings.Builder
+	q := *r.p
+	q.Stdout, q.Stderr, q.Stdin = &out, discard{}, strings.NewReader("")
+	if q.Exec(r.ctx, "ip", "-o", "addr", "show") != 0 {
+		return ""
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || f[1] == "lo:" || f[1] == "lo" || (f[2] != "inet" && f[2] != "inet6") {
+			continue
+		}
+		if p, err := netip.ParsePrefix(f[3]); err == nil && p.Addr().IsGlobalUnicast() || err == nil && p.Addr().IsLoopback() && p.Addr().String() != "127.0.0.1" {
+			return p.Addr().String()
+		}
+	}
+	return ""
 }
 
 // checkControlPlaneVersion is kubeadm's version skew rule: the control
@@ -309,6 +374,7 @@ func (r *kubeadmRun) writeControlPlane(pl *initPlan) (*Cluster, error) {
 	first, _, _ := strings.Cut(pl.cluster.Networking.PodSubnet, ",")
 	if p, err := netip.ParsePrefix(first); err == nil {
 		opts.ClusterCIDR = p
+		opts.NodeCIDRMaskSize = nodeCIDRMaskSize(pl.cluster, p.Addr().Is6())
 	}
 	c.API = r.w.newAPI(opts)
 	r.out("[certs] Using certificateDir folder %q", pkiDir)

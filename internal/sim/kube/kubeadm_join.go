@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
 )
 
@@ -118,6 +119,12 @@ func (r *kubeadmRun) join() int {
 		if _, err := r.writeControlPlaneFiles(certs, name, address, port, cc, kc, c.Version); err != nil {
 			return r.fail("control-plane-prepare/certs", "%v", err)
 		}
+		// check-etcd runs after control-plane-prepare wrote the
+		// certificates and manifests (cmd/kubeadm/app/cmd/join.go phase
+		// order): a failure leaves them, for kubeadm reset.
+		if err := r.w.checkEtcd(c); err != nil {
+			return r.fail("check-etcd", "%v", err)
+		}
 		r.restartKubelet()
 		if err := kubeletHealthy(r.m); err != nil {
 			return r.fail("kubelet-start", "%s", kubeletWaitError(err))
@@ -189,6 +196,23 @@ func (r *kubeadmRun) join() int {
 	r.out("")
 	r.out("Run 'kubectl get nodes' on the control-plane to see this node join the cluster.")
 	return 0
+}
+
+// checkEtcd is the check-etcd phase of a control-plane join
+// (cmd/kubeadm/app/cmd/phases/join/checketcd.go, etcd client
+// CheckClusterHealth): every member must answer, so a member whose
+// machine is gone or whose etcd does not run (no static pod, kubelet or
+// containerd down) fails the join until it is removed.
+func (w *World) checkEtcd(c *Cluster) error {
+	for _, em := range c.EtcdMembers() {
+		m, mb := w.machineOfNode(em.Name)
+		alive := m != nil && mb.cluster == c && !mb.gone && mb.controlPlane &&
+			m.Server().FS().Exists(manifestsDir+"/etcd.yaml") && m.Service("kubelet").Active && containers.Containerd(m).Running()
+		if !alive {
+			return fmt.Errorf("etcd cluster is not healthy: failed to dial endpoint %s with maintenance client: context deadline exceeded", em.ClientURLs[0])
+		}
+	}
+	return nil
 }
 
 // nodeIPArg is the kubelet's --node-ip among kubeletExtraArgs.

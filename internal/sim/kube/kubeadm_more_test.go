@@ -492,3 +492,56 @@ func TestKeepalivedCurlCheckWithWeight(t *testing.T) {
 		t.Errorf("the VIP through master2: %v", err)
 	}
 }
+
+// A /24 pod subnet with the default node mask gives one node a podCIDR:
+// flannel never starts on the others. node-cidr-mask-size makes room.
+func TestPodSubnetNodeMask(t *testing.T) {
+	e := newEnv(t)
+	n := e.node("m1", "10.0.14.5")
+	small := strings.Replace(initYAML("m1", "10.0.14.5", "", ""), "podSubnet: 10.244.0.0/16", "podSubnet: 10.244.0.0/25", 1)
+	n.write("/tmp/small.yaml", small, 0o600)
+	r := n.run(true, "kubeadm init --config /tmp/small.yaml")
+	wantContains(t, "stderr", r.stderr, `networking.podSubnet: Invalid value: "10.244.0.0/25": the size of pod subnet with mask 25 is smaller than the size of node subnet with mask 24`)
+	masked := strings.Replace(initYAML("m1", "10.0.14.5", "", ""), "podSubnet: 10.244.0.0/16", "podSubnet: 10.244.0.0/24", 1)
+	masked = strings.Replace(masked, "apiServer:\n", "controllerManager:\n  extraArgs:\n  - name: node-cidr-mask-size\n    value: \"26\"\napiServer:\n", 1)
+	n.write("/etc/kubernetes/mgmtkit/init.yaml", masked, 0o600)
+	n.mustRun(true, "kubeadm init --config /etc/kubernetes/mgmtkit/init.yaml")
+	nodes, err := e.w.ClusterOf(n.Machine).Nodes(e.ctx)
+	if err != nil || len(nodes) != 1 || nodes[0].Spec.PodCIDR != "10.244.0.0/26" {
+		t.Errorf("podCIDR with node-cidr-mask-size 26: %v %v", nodes, err)
+	}
+}
+
+// A control plane joins only while every etcd member answers: a deleted
+// master's member must be removed first (check-etcd).
+func TestControlPlaneJoinChecksEtcd(t *testing.T) {
+	e := newEnv(t)
+	m1 := e.node("master1", "10.0.15.5")
+	m2 := e.node("master2", "10.0.15.6")
+	m3 := e.node("master3", "10.0.15.7")
+	m1.initMaster("10.0.15.5:6443")
+	hash := m1.caHash()
+	if r := m2.join("10.0.15.5:6443", m1.token(), hash, true, certKey); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	e.w.Forget(m2.Machine)
+	r := m3.join("10.0.15.5:6443", m1.token(), hash, true, certKey)
+	wantContains(t, "join with a dead member", r.stderr, "error execution phase check-etcd: etcd cluster is not healthy: failed to dial endpoint https://10.0.15.6:2379 with maintenance client: context deadline exceeded")
+	c := e.w.ClusterOf(m1.Machine)
+	var id uint64
+	for _, em := range c.EtcdMembers() {
+		if em.Name == "master-10-0-15-6" {
+			id = em.ID
+		}
+	}
+	m1.mustRun(true, fmt.Sprintf("kubectl --kubeconfig=/etc/kubernetes/admin.conf exec --namespace=kube-system etcd-master-10-0-15-5 -- etcdctl --endpoints=https://127.0.0.1:2379 --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt --key=/etc/kubernetes/pki/etcd/server.key member remove %x", id))
+	// The failed join left its control-plane files: preflight refuses
+	// until kubeadm reset.
+	if r := m3.join("10.0.15.5:6443", m1.token(), hash, true, certKey); !strings.Contains(r.stderr, "[ERROR FileAvailable--etc-kubernetes-manifests-kube-apiserver.yaml]") {
+		t.Errorf("rejoin without reset: %s", r.stderr)
+	}
+	m3.mustRun(true, "kubeadm reset --force")
+	if r := m3.join("10.0.15.5:6443", m1.token(), hash, true, certKey); r.code != 0 {
+		t.Fatalf("join after the member's removal: %s", r.stderr)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -41,8 +40,9 @@ import (
 //     Node);
 //   - a Node whose kubelet stopped turns Ready=Unknown ("Kubelet stopped
 //     posting node status.", the node lifecycle controller's
-//     pkg/controller/nodelifecycle/node_lifecycle_controller.go) with the
-//     unreachable taint.
+//     pkg/controller/nodelifecycle/node_lifecycle_controller.go); the
+//     not-ready and unreachable taints are the API side's (MemoryAPI's
+//     node lifecycle pass).
 //
 // The outcome depends only on the machines' state at the sync, not on
 // timing, so tests are deterministic.
@@ -96,8 +96,7 @@ func (w *World) syncKubelet(ctx context.Context, c *Cluster, m *ubuntu.Machine, 
 			return nil
 		}
 		want := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status."}
-		changed := setCondition(node, want, now)
-		if setTaints(node, []corev1.Taint{{Key: "node.kubernetes.io/unreachable", Effect: corev1.TaintEffectNoSchedule}}) || changed {
+		if setCondition(node, want, now) {
 			if _, err := c.API.Update(ctx, node); err != nil {
 				return err
 			}
@@ -122,13 +121,6 @@ func (w *World) syncKubelet(ctx context.Context, c *Cluster, m *ubuntu.Machine, 
 	if setCondition(node, corev1.NodeCondition{Type: corev1.NodeReady, Status: status, Reason: reason, Message: msg}, now) {
 		changed = true
 	}
-	var lifecycle []corev1.Taint
-	if status != corev1.ConditionTrue {
-		lifecycle = []corev1.Taint{{Key: "node.kubernetes.io/not-ready", Effect: corev1.TaintEffectNoSchedule}}
-	}
-	if setTaints(node, lifecycle) {
-		changed = true
-	}
 	switch {
 	case created:
 		out, err := c.API.Create(ctx, node)
@@ -144,26 +136,6 @@ func (w *World) syncKubelet(ctx context.Context, c *Cluster, m *ubuntu.Machine, 
 		node = out.(*corev1.Node)
 	}
 	return w.syncMirrorPods(ctx, c, m, mb, node)
-}
-
-// lifecycleTaints are the taints the node lifecycle controller manages.
-var lifecycleTaints = []string{"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}
-
-// setTaints makes the node's lifecycle taints exactly want, keeping the
-// others; it reports a change.
-func setTaints(n *corev1.Node, want []corev1.Taint) bool {
-	var kept []corev1.Taint
-	for _, t := range n.Spec.Taints {
-		if !slices.Contains(lifecycleTaints, t.Key) {
-			kept = append(kept, t)
-		}
-	}
-	kept = append(kept, want...)
-	if reflect.DeepEqual(kept, n.Spec.Taints) || len(kept) == 0 && len(n.Spec.Taints) == 0 {
-		return false
-	}
-	n.Spec.Taints = kept
-	return true
 }
 
 // setCondition sets a condition, reporting a change of status, reason
