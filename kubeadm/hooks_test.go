@@ -512,10 +512,11 @@ func TestHealOfTheOnlyMasterIsRefused(t *testing.T) {
 }
 
 // An entire heal: heal_start revokes the VIM credentials on the old
-// cluster, Heat replaces every VM, heal_end builds a new cluster from the
-// stored parameters.
+// cluster, Heat replaces every VM (same addresses, so the new nodes
+// have the old names), heal_end builds a new cluster from the stored
+// parameters, its three masters one etcd.
 func TestHealEntire(t *testing.T) {
-	c := newKCluster(t, sim.ClusterShape{Masters: 1, Workers: 1})
+	c := newKCluster(t, sim.ClusterShape{Masters: 3, Workers: 1})
 	c.instantiate()
 	res, err := c.hooks.HealStart(c.ctx, lcm.HealStart, c.op, lcm.HealVnfRequest{})
 	if err != nil {
@@ -535,6 +536,9 @@ func TestHealEntire(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.assertNodes()
+	if got, want := c.etcdMembers(), c.mastersNames(); !slices.Equal(got, want) {
+		t.Errorf("etcd members %v, want %v", got, want)
+	}
 	if len(res.AddVimConnections) != 1 {
 		t.Errorf("heal_end adds %v", res.AddVimConnections)
 	}

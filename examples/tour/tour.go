@@ -358,8 +358,11 @@ func (h *progressHandler) Handle(_ context.Context, r slog.Record) error {
 	default:
 		return nil
 	}
-	line := fmt.Sprintf("  %-24s %-26s %-8s %6s", attrs[lcm.AttrStep].String(), attrs[lcm.AttrHost].String(), status,
-		attrs[lcm.AttrDuration].Duration().Round(time.Millisecond))
+	took := "" // a skipped host has no duration
+	if d, ok := attrs[lcm.AttrDuration]; ok && d.Kind() == slog.KindDuration {
+		took = d.Duration().Round(time.Millisecond).String()
+	}
+	line := fmt.Sprintf("  %-24s %-26s %-8s %6s", attrs[lcm.AttrStep].String(), attrs[lcm.AttrHost].String(), status, took)
 	if d, ok := attrs[lcm.AttrDetail]; ok && d.String() != "" {
 		line += "  " + d.String()
 	}

@@ -171,14 +171,21 @@ func (c *Cluster) printMemberList(p *sshtest.Process, via string) int {
 	return 0
 }
 
-// machineOfNode finds the machine whose kubelet registers node.
+// machineOfNode finds the machine whose kubelet registers node: a live
+// member before a gone one, since an entire heal brings the same names
+// back on new machines.
 func (w *World) machineOfNode(node string) (*ubuntu.Machine, *member) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	var gm *ubuntu.Machine
+	var gmb *member
 	for m, mb := range w.members {
-		if mb.node == node {
+		switch {
+		case mb.node == node && !mb.gone:
 			return m, mb
+		case mb.node == node:
+			gm, gmb = m, mb
 		}
 	}
-	return nil, nil
+	return gm, gmb
 }

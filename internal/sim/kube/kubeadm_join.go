@@ -204,9 +204,16 @@ func (r *kubeadmRun) join() int {
 // machine is gone or whose etcd does not run (no static pod, kubelet or
 // containerd down) fails the join until it is removed.
 func (w *World) checkEtcd(c *Cluster) error {
+	members := w.membersOf(c) // not another cluster's machine of the same name (an entire heal keeps addresses)
 	for _, em := range c.EtcdMembers() {
-		m, mb := w.machineOfNode(em.Name)
-		alive := m != nil && mb.cluster == c && !mb.gone && mb.controlPlane &&
+		var m *ubuntu.Machine
+		var mb *member
+		for cm, cmb := range members {
+			if cmb.node == em.Name && !cmb.gone {
+				m, mb = cm, cmb
+			}
+		}
+		alive := m != nil && mb.controlPlane &&
 			m.Server().FS().Exists(manifestsDir+"/etcd.yaml") && m.Service("kubelet").Active && containers.Containerd(m).Running()
 		if !alive {
 			return fmt.Errorf("etcd cluster is not healthy: failed to dial endpoint %s with maintenance client: context deadline exceeded", em.ClientURLs[0])
