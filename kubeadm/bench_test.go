@@ -26,7 +26,7 @@ func BenchmarkScaleOut20(b *testing.B) {
 				b.StopTimer()
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 				cloud := sim.Start(b, sim.Options{})
-				req, topo, err := cloud.SampleCluster(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Workers: 1, MinWorkers: 1})
+				req, topo, err := cloud.SampleCluster(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Workers: 1, MinWorkers: 1, MaxWorkers: 21})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -24,10 +24,6 @@ const (
 	LoadBalancerPort = 16443
 )
 
-// VIMServiceAccount is the service account, in kube-system, whose token
-// the VNFM uses as the cluster's VIM credentials.
-const VIMServiceAccount = "mgmtkit-vim"
-
 // Topology is a cluster as one hook sees it: its masters and workers as
 // Heat reports them now, and where its API answers.
 type Topology struct {

@@ -785,7 +785,7 @@ func (r *run) vimName() string { return r.op.Params.VimNameFor(instanceID(r.op.I
 // vimOptions returns where the VIM credentials live and how the VNFM
 // reaches the API.
 func (r *run) vimOptions() VIMOptions {
-	return VIMOptions{Name: r.vimName(), Endpoint: r.topo.APIURL(), ServiceAccount: VIMServiceAccount, Namespace: "kube-system"}
+	return VIMOptions{Name: r.vimName(), Endpoint: r.topo.APIURL()} // the default service account
 }
 
 // createVIM creates the VIM credentials and adds the connection to the

@@ -14,10 +14,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mgmtkit/mgmtkit/internal/sim"
+	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/plumbing"
+	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/samples"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // kcluster is a Kubernetes kcluster VNF of the simulated cloud with the
@@ -34,11 +37,15 @@ type kcluster struct {
 // newKCluster builds the VMs of the cir sample's kcluster (its registries
 // left out: the registry package's extension is tested with the drivers)
 // with the shape given; nothing is installed on them.
-func newKCluster(t *testing.T, shape sim.ClusterShape) *kcluster {
+func newKCluster(t *testing.T, shape sim.ClusterShape, opts ...sim.Options) *kcluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	cloud := sim.Start(t, sim.Options{})
+	var o sim.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	cloud := sim.Start(t, o)
 	req, topo, err := cloud.SampleCluster(samples.InstantiateCIRCluster, shape)
 	if err != nil {
 		t.Fatal(err)
@@ -686,4 +693,33 @@ func stepNames(res *lcm.HookResult) []string {
 		names = append(names, s.Step)
 	}
 	return names
+}
+
+// In a data centre whose only way out is a proxy (with a password), the
+// nodes fetch the repository key, the packages and the public images
+// through it, and the cluster comes up; the proxy's password is in no
+// command.
+func TestInstantiateBehindAProxy(t *testing.T) {
+	c := newKCluster(t, sim.ClusterShape{Masters: 1, Workers: 1}, sim.Options{ProxyOnly: true})
+	const password = "pr0xy-s3cret"
+	proxy := c.cloud.AddProxy("127.0.9.1", 3128, containers.ProxyOptions{Username: "squid", Password: password})
+	url := remote.NewSecret("http://squid:" + password + "@127.0.9.1:3128")
+	c.op.Params.Proxy = &kubeadm.Proxy{Proxy: system.Proxy{HTTPProxy: url, HTTPSProxy: url}}
+	c.instantiate()
+	c.assertNodes()
+	if len(proxy.Requests()) == 0 {
+		t.Error("nothing went through the proxy")
+	}
+	for _, r := range proxy.Requests() {
+		if r.Status != 200 {
+			t.Errorf("the proxy answered %d to %s %s from %s", r.Status, r.Method, r.Target, r.Client)
+		}
+	}
+	for _, h := range c.vnf.Hosts() {
+		for _, e := range h.SSH.Transcript() {
+			if strings.Contains(e.Command, password) {
+				t.Errorf("%s: the proxy's password is in %.200q", h.Resource, e.Command)
+			}
+		}
+	}
 }
