@@ -19,6 +19,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/registry"
+	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/samples"
 )
 
@@ -475,4 +476,51 @@ func withRegistries(t *testing.T, req *lcm.InstantiateVnfRequest) *lcm.Instantia
 	out := *req
 	out.AdditionalParams = raw
 	return &out
+}
+
+// A scale request's worker_node_username and worker_node_password replace
+// the stored login: a wrong override fails the dial of the new worker
+// (and only that), a half override is refused by key before anything
+// runs, and the right one works.
+func TestScaleEndUsesTheRequestsCredentials(t *testing.T) {
+	c := newCIR(t, request(t, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 1}, world.ExternalRegistryPassword)
+	if _, err := c.instantiate(); err != nil {
+		t.Fatal(err)
+	}
+	before := c.cluster.Instance()
+	added, err := c.cluster.ScaleOut("worker_instance", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale := func(params string) error {
+		req := &lcm.ScaleVnfRequest{Type: lcm.ScaleOut, AspectID: "worker_instance", NumberOfSteps: 1, AdditionalParams: json.RawMessage(params)}
+		_, err := lcm.Invoke(c.ctx, c.driver, lcm.ScaleEnd, &lcm.ScaleOp{Instance: before, Request: req, Package: c.pkg})
+		return err
+	}
+	err = scale(`{"worker_node_username": "ubuntu"}`)
+	var pe *lcm.ParamsError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "worker_node_password") {
+		t.Errorf("a half override: %v", err)
+	}
+	if n := len(added[0].SSH.Transcript()); n != 0 {
+		t.Errorf("a refused request ran %d commands on the new worker", n)
+	}
+	// A refused password is retried for a while (cloud-init may not have
+	// set it yet): a short wait for this one.
+	ssh := c.driver.Cluster.Plumbing.SSH
+	c.driver.Cluster.Plumbing.SSH = func(ctx context.Context) (remote.Config, error) {
+		cfg, err := ssh(ctx)
+		cfg.WaitTimeout = time.Second
+		return cfg, err
+	}
+	err = scale(`{"worker_node_username": "ubuntu", "worker_node_password": "not-the-password"}`)
+	c.driver.Cluster.Plumbing.SSH = ssh
+	var de *plumbing.DialError
+	if !errors.As(err, &de) || de.Node != added[0].Resource {
+		t.Errorf("a wrong override: %v, want a DialError for %s", err, added[0].Resource)
+	}
+	if err := scale(`{"worker_node_username": "ubuntu", "worker_node_password": "ubuntu"}`); err != nil {
+		t.Fatal(err)
+	}
+	c.assertPulls(added)
 }
