@@ -82,7 +82,7 @@ var etcdctlFlags = sshtest.OptionSpec{
 // MemberRemove: "Member %16x removed from cluster %16x"). The certificate
 // files must exist on the pod's node (the pod mounts
 // /etc/kubernetes/pki/etcd from the host). It returns the exit status.
-func (w *World) EtcdExec(_ context.Context, p *sshtest.Process, pod *corev1.Pod, argv []string) int {
+func (w *World) EtcdExec(ctx context.Context, p *sshtest.Process, pod *corev1.Pod, argv []string) int {
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(p.Stderr, "Error: "+format+"\n", args...)
 		return 1
@@ -99,7 +99,7 @@ func (w *World) EtcdExec(_ context.Context, p *sshtest.Process, pod *corev1.Pod,
 	if !ok {
 		return code
 	}
-	m, mb := w.machineOfNode(pod.Spec.NodeName)
+	m, mb := w.machineOfNode(ctx, pod.Spec.NodeName, nil, pod)
 	if m == nil || !mb.controlPlane || !m.Server().FS().Exists(manifestsDir+"/etcd.yaml") || !m.Service("kubelet").Active {
 		return fail("context deadline exceeded")
 	}
@@ -171,21 +171,38 @@ func (c *Cluster) printMemberList(p *sshtest.Process, via string) int {
 	return 0
 }
 
-// machineOfNode finds the machine whose kubelet registers node: a live
-// member before a gone one, since an entire heal brings the same names
-// back on new machines.
-func (w *World) machineOfNode(node string) (*ubuntu.Machine, *member) {
+// machineOfNode finds the machine whose kubelet registers node: in
+// cluster c when c is not nil, a live member before a forgotten one; for
+// a pod (c nil), the member of the cluster that has the pod.
+func (w *World) machineOfNode(ctx context.Context, node string, c *Cluster, pod *corev1.Pod) (*ubuntu.Machine, *member) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	var gm *ubuntu.Machine
-	var gmb *member
+	type cand struct {
+		m  *ubuntu.Machine
+		mb *member
+	}
+	var cands []cand
 	for m, mb := range w.members {
-		switch {
-		case mb.node == node && !mb.gone:
-			return m, mb
-		case mb.node == node:
-			gm, gmb = m, mb
+		if mb.node == node && (c == nil || mb.cluster == c) {
+			cands = append(cands, cand{m, mb})
 		}
 	}
-	return gm, gmb
+	w.mu.Unlock()
+	slices.SortFunc(cands, func(a, b cand) int {
+		switch {
+		case a.mb.gone == b.mb.gone:
+			return 0
+		case a.mb.gone:
+			return 1
+		}
+		return -1
+	})
+	for _, k := range cands {
+		if pod == nil {
+			return k.m, k.mb
+		}
+		if o, err := k.mb.cluster.API.Get(ctx, KindPod, pod.Namespace, pod.Name); err == nil && (pod.UID == "" || o.GetUID() == pod.UID) {
+			return k.m, k.mb
+		}
+	}
+	return nil, nil
 }

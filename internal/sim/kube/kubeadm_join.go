@@ -122,7 +122,7 @@ func (r *kubeadmRun) join() int {
 		// check-etcd runs after control-plane-prepare wrote the
 		// certificates and manifests (cmd/kubeadm/app/cmd/join.go phase
 		// order): a failure leaves them, for kubeadm reset.
-		if err := r.w.checkEtcd(c); err != nil {
+		if err := r.w.checkEtcd(r.ctx, c); err != nil {
 			return r.fail("check-etcd", "%v", err)
 		}
 		r.restartKubelet()
@@ -203,17 +203,10 @@ func (r *kubeadmRun) join() int {
 // CheckClusterHealth): every member must answer, so a member whose
 // machine is gone or whose etcd does not run (no static pod, kubelet or
 // containerd down) fails the join until it is removed.
-func (w *World) checkEtcd(c *Cluster) error {
-	members := w.membersOf(c) // not another cluster's machine of the same name (an entire heal keeps addresses)
+func (w *World) checkEtcd(ctx context.Context, c *Cluster) error {
 	for _, em := range c.EtcdMembers() {
-		var m *ubuntu.Machine
-		var mb *member
-		for cm, cmb := range members {
-			if cmb.node == em.Name && !cmb.gone {
-				m, mb = cm, cmb
-			}
-		}
-		alive := m != nil && mb.controlPlane &&
+		m, mb := w.machineOfNode(ctx, em.Name, c, nil)
+		alive := m != nil && mb.cluster == c && !mb.gone && mb.controlPlane &&
 			m.Server().FS().Exists(manifestsDir+"/etcd.yaml") && m.Service("kubelet").Active && containers.Containerd(m).Running()
 		if !alive {
 			return fmt.Errorf("etcd cluster is not healthy: failed to dial endpoint %s with maintenance client: context deadline exceeded", em.ClientURLs[0])

@@ -545,3 +545,31 @@ func TestControlPlaneJoinChecksEtcd(t *testing.T) {
 		t.Fatalf("join after the member's removal: %s", r.stderr)
 	}
 }
+
+// A whole cluster rebuilt on new machines under the same node names
+// (Tacker's heal of the entire VNF): the old cluster's forgotten members
+// do not count in the new cluster's etcd check, nor for etcdctl exec.
+func TestRebuiltClusterWithTheSameNames(t *testing.T) {
+	e := newEnv(t)
+	a1 := e.node("master1", "10.0.16.5")
+	a2 := e.node("master2", "10.0.16.6")
+	a1.initMaster("10.0.16.5:6443")
+	if r := a2.join("10.0.16.5:6443", a1.token(), a1.caHash(), true, certKey); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	e.w.Forget(a1.Machine)
+	e.w.Forget(a2.Machine)
+	e2 := &env{t: t, ctx: e.ctx, net: &containers.StaticNetwork{}, w: e.w}
+	b1 := e2.node("master1", "10.0.16.5")
+	b2 := e2.node("master2", "10.0.16.6")
+	e.net.AddMachine("10.0.16.5", b1.Machine)
+	e.net.AddMachine("10.0.16.6", b2.Machine)
+	b1.initMaster("10.0.16.5:6443")
+	if r := b2.join("10.0.16.5:6443", b1.token(), b1.caHash(), true, certKey); r.code != 0 {
+		t.Fatalf("control-plane join in the rebuilt cluster: %s", r.stderr)
+	}
+	out := b1.mustRun(true, "kubectl --kubeconfig=/etc/kubernetes/admin.conf exec --namespace=kube-system etcd-master-10-0-16-5 -- etcdctl --endpoints=https://127.0.0.1:2379 --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt --key=/etc/kubernetes/pki/etcd/server.key member list -w json")
+	if strings.Count(out, `"name"`) != 2 || e.w.ClusterOf(b1.Machine) == e.w.ClusterOf(a1.Machine) {
+		t.Errorf("member list of the rebuilt cluster: %s", out)
+	}
+}

@@ -12,10 +12,13 @@ import (
 // (staging/src/k8s.io/kubelet/config/v1beta1/types.go) and
 // kubeproxy.config.k8s.io/v1alpha1's KubeProxyConfiguration
 // (staging/src/k8s.io/kube-proxy/config/v1alpha1/types.go), with the
-// JSON names upstream gives them. Every field of the upstream v1beta4
-// kubeadm types is here, so that a field unknown to this copy is unknown
-// to kubeadm too; the kubelet and kube-proxy types carry the fields a
-// cluster configuration commonly sets.
+// JSON names upstream gives them. The kubeadm types carry the v1beta4
+// fields (InitConfiguration, ClusterConfiguration, JoinConfiguration and
+// what they embed), so that a field unknown to this copy is meant to be
+// unknown to kubeadm too (a field this copy lacks would be reported as
+// unknown: compare with upstream before trusting such a warning); the
+// kubelet and kube-proxy types carry the fields a cluster configuration
+// commonly sets, and report the others as unknown.
 
 // Configuration API groups and kinds kubeadm 1.36 reads.
 const (

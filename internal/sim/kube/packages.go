@@ -20,16 +20,15 @@ const (
 	KubernetesRepo135 = "https://pkgs.k8s.io/core:/stable:/v1.35/deb/"
 )
 
-// Versions of the packages of the repositories, as pkgs.k8s.io names
-// them; the last of each list is the newest, which apt-get installs
-// without a pin.
-var (
-	// KubernetesVersions136 are the kubeadm, kubelet and kubectl
-	// versions of the v1.36 repository.
-	KubernetesVersions136 = []string{"1.36.0-1.1", "1.36.1-1.1", "1.36.2-1.1"}
-	// KubernetesVersions135 are those of the v1.35 repository.
-	KubernetesVersions135 = []string{"1.35.0-1.1", "1.35.3-1.1"}
-)
+// kubernetesVersions are the kubeadm, kubelet and kubectl versions of a
+// repository, as pkgs.k8s.io names them; the last is the newest, which
+// apt-get installs without a pin.
+func kubernetesVersions(repo string) []string {
+	if repo == KubernetesRepo135 {
+		return []string{"1.35.0-1.1", "1.35.3-1.1"}
+	}
+	return []string{"1.36.0-1.1", "1.36.1-1.1", "1.36.2-1.1"}
+}
 
 // kubeletUnitFile is the kubelet package's unit (kubernetes/release
 // packages/deb kubelet/lib/systemd/system/kubelet.service).
@@ -132,8 +131,9 @@ WantedBy=multi-user.target
 // AddPackages adds the Kubernetes packages to a catalog, their programs
 // bound to the world:
 //
-//   - from the pkgs.k8s.io repositories v1.36 ([KubernetesRepo136]) and
-//     v1.35 ([KubernetesRepo135]): kubeadm ([KubeadmTool]; Depends:
+//   - from the pkgs.k8s.io repositories v1.36 ([KubernetesRepo136]:
+//     1.36.0, 1.36.1, 1.36.2, "-1.1") and v1.35 ([KubernetesRepo135]:
+//     1.35.0, 1.35.3): kubeadm ([KubeadmTool]; Depends:
 //     cri-tools, and ships kubelet.service's 10-kubeadm.conf drop-in),
 //     kubelet (kubelet.service, `kubelet --version`; Depends: iptables,
 //     kubernetes-cni, libc6, mount, util-linux), kubectl (the kubectl
@@ -165,12 +165,9 @@ func AddPackages(cat *ubuntu.Catalog, w *World, kubectl ubuntu.Tool) {
 		}
 	}
 	kubeletUnit := ubuntu.Unit{Name: "kubelet.service", File: kubeletUnitFile}
-	repos := []struct {
-		repo, criTools, cni string
-		versions            []string
-	}{
-		{KubernetesRepo136, "1.36.0-1.1", "1.8.0-1.1", KubernetesVersions136},
-		{KubernetesRepo135, "1.35.0-1.1", "1.7.1-1.1", KubernetesVersions135},
+	repos := []struct{ repo, criTools, cni string }{
+		{KubernetesRepo136, "1.36.0-1.1", "1.8.0-1.1"},
+		{KubernetesRepo135, "1.35.0-1.1", "1.7.1-1.1"},
 	}
 	for _, r := range repos {
 		repo := strings.TrimSuffix(r.repo, "/")
@@ -184,7 +181,7 @@ func AddPackages(cat *ubuntu.Catalog, w *World, kubectl ubuntu.Tool) {
 				"/opt/cni/bin/bridge": "ELF", "/opt/cni/bin/host-local": "ELF", "/opt/cni/bin/loopback": "ELF",
 				"/opt/cni/bin/portmap": "ELF", "/opt/cni/bin/bandwidth": "ELF", "/opt/cni/bin/firewall": "ELF",
 			}})
-		for _, v := range r.versions {
+		for _, v := range kubernetesVersions(r.repo) {
 			cat.Add(ubuntu.Package{Name: "kubeadm", Version: v, Repo: repo, Depends: []string{"cri-tools"},
 				Description: "Command-line utility for administering a Kubernetes cluster",
 				Files:       map[string]string{"/usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf": kubeadmDropIn},
