@@ -3,10 +3,7 @@ package kubeadm
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,10 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mgmtkit/mgmtkit/internal/golden"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
-
-var updateConfigGolden = flag.Bool("update-kubeadm-config", false, "rewrite kubeadm/testdata/config-*.yaml")
 
 // The structs below are shaped as upstream's
 // (cmd/kubeadm/app/apis/kubeadm/v1beta4/types.go; the kubelet's
@@ -208,49 +204,27 @@ func testJoinOptions(controlPlane bool) JoinOptions {
 	return o
 }
 
-// golden compares got with testdata/name, or rewrites it with
-// -update-kubeadm-config.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	file := filepath.Join("testdata", name)
-	if *updateConfigGolden {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run with -update-kubeadm-config to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", file, got, want)
-	}
-}
-
 func TestConfigGolden(t *testing.T) {
 	init, err := renderInitConfig(testInitOptions(), "v1.36.2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "config-init.yaml", init)
+	golden.Assert(t, "config-init", init)
 	worker, err := renderJoinConfig(testJoinOptions(false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "config-join-worker.yaml", worker)
+	golden.Assert(t, "config-join-worker", worker)
 	master, err := renderJoinConfig(testJoinOptions(true))
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "config-join-control-plane.yaml", master)
+	golden.Assert(t, "config-join-control-plane", master)
 	upload, err := renderUploadCertsConfig(testCertKey, "v1.36.2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "config-upload-certs.yaml", upload)
+	golden.Assert(t, "config-upload-certs", upload)
 }
 
 func TestConfigDecodesStrictlyAsUpstream(t *testing.T) {

@@ -200,12 +200,7 @@ func (p *optProblems) addf(path, format string, args ...any) {
 }
 
 // err returns the problems as an *lcm.ParamsError, nil if there are none.
-func (p optProblems) err() error {
-	if len(p) == 0 {
-		return nil
-	}
-	return &lcm.ParamsError{Problems: p}
-}
+func (p optProblems) err() error { return paramsErr(p) }
 
 // objectNameMsg says what is wrong with name as the name of a Node (a
 // DNS subdomain, RFC 1123, at most 253 characters: ValidateNodeName in
