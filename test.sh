@@ -11,7 +11,9 @@
 # 127.0.0.1 and skip, saying so, when it is not there) and containerd, runc,
 # docker-registry, docker.io and cloud-init (realtest/ checks registry
 # trust against them), haproxy and keepalived (kubeadm's load-balancer
-# configurations are checked by them), and staticcheck with go install.
+# configurations are checked by them), etcd-server and etcd-client
+# (kubeadm's etcd member steps run against them), and staticcheck with go
+# install.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -29,6 +31,9 @@ command -v sftp >/dev/null || missing+=(openssh-client)
 # programs (haproxy -c, keepalived --config-test).
 [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
 [ -x /usr/sbin/keepalived ] || missing+=(keepalived)
+# kubeadm's etcd steps are checked against a real two-member etcd.
+[ -x /usr/bin/etcd ] || missing+=(etcd-server)
+[ -x /usr/bin/etcdctl ] || missing+=(etcd-client)
 # realtest renders the hosts template mgmtkit edits with cloud-init's own
 # renderer. Note: on a machine that boots with systemd, an installed
 # cloud-init runs at the next boot; the test machines are throwaway.
