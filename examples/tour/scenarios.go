@@ -50,7 +50,7 @@ func scenarios() []scenario {
 		{"cir", "Private container registry VNF and a Kubernetes cluster that uses it (cir-k8s-cluster)", planCIR},
 		{"pv", "Kubernetes cluster with a storage server for PersistentVolumes (pv-k8s-cluster)", planPV},
 		{"kubespray", "Kubernetes cluster deployed with kubespray behind an external load balancer (k8s-mgmtdriver-kubespray)", planKubespray},
-		{"scale", "Worker scale-out, scale-in and heal (mgmt-driver-for-k8s-scale)", planScale},
+		{"scale", "Worker scale-out and scale-in, heal of a worker, a master and the entire VNF, terminate (mgmt-driver-for-k8s-scale)", planScale},
 	}
 }
 
@@ -506,7 +506,7 @@ func planScale(t *tour, s scenario) ([]step, error) {
 			t.printTopology("  scale-in targets:", victims)
 			return names(victims), nil, nil
 		}},
-		t.clusterHook(d, lcm.ScaleStart, "drain the victims, delete them from the cluster, kubeadm reset", false, func() any {
+		t.clusterHook(d, lcm.ScaleStart, "drain the victims, kubeadm reset them, delete them from the cluster", false, func() any {
 			return &lcm.ScaleOp{Instance: d.vnf.Instance(), Request: &in, Package: t.in.pkg}
 		}),
 		step{d.label, hookVIM, fmt.Sprintf("SCALE_IN %s: Heat removes the members", in.AspectID), func(context.Context) ([]string, []string, error) {

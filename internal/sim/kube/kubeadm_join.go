@@ -281,6 +281,8 @@ func (r *kubeadmRun) discover(bt *kubeadmBootstrapTokenDiscovery, id, secret str
 // jws-kubeconfig-<id> signature per valid signing token and no other
 // (pkg/controller/bootstrap/bootstrapsigner.go).
 func (w *World) runBootstrapControllers(ctx context.Context, c *Cluster) error {
+	w.ctrlMu.Lock()
+	defer w.ctrlMu.Unlock()
 	objs, err := c.API.List(ctx, KindSecret, "kube-system")
 	if err != nil {
 		return err

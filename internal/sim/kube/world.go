@@ -73,6 +73,10 @@ type World struct {
 	// syncMu serialises [World.Sync]: kubelets of concurrent joins and
 	// kubectl calls must not register the same Node twice.
 	syncMu sync.Mutex
+	// ctrlMu serialises the bootstrap controllers (signer, token
+	// cleaner), which are one loop each in kube-controller-manager:
+	// concurrent joins must not race on cluster-info.
+	ctrlMu sync.Mutex
 }
 
 // NewWorld returns a world without clusters whose machines are reached
