@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"mvdan.cc/sh/v3/syntax"
+	"github.com/mgmtkit/mgmtkit/internal/posixsh"
 )
 
 // The fixed scripts of the node steps run as `sh -c SCRIPT NAME ARGS...`
@@ -16,27 +16,14 @@ import (
 // POSIX and, where this machine has it, checked by the real dash
 // (`dash -n`), as system's and remote's scripts are.
 func TestNodeStepScriptsArePOSIX(t *testing.T) {
-	dash, _ := exec.LookPath("dash")
-	for name, script := range map[string]string{
+	posixsh.Check(t, map[string]string{
 		"reset-probe":    resetProbeScript,
 		"home":           homeScript,
 		"kubernetes-key": keyringScript,
 		"kubelet-state":  kubeletStateScript,
 		"install-script": scriptWrapper,
-	} {
-		if _, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(script), name); err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
-		if dash == "" {
-			continue
-		}
-		if out, err := exec.Command(dash, "-n", "-c", script).CombinedOutput(); err != nil {
-			t.Errorf("%s: dash -n: %v\n%s", name, err, out)
-		}
-	}
-	if dash == "" {
-		t.Log("no dash here: checked by the POSIX parser only")
-	}
+		"exists":         existsScript,
+	})
 }
 
 // The key script with the real dash, curl and gpg: a key served at a
