@@ -156,6 +156,14 @@ func CanonicalServer(server string) string {
 	return host + ":" + port
 }
 
+// Host returns the host of the connection's server: its name or address
+// (an IPv6 address without brackets), without the port; what a node's
+// no_proxy must list to reach the registry directly.
+func (c Connection) Host() string {
+	host, _ := splitServer(c.Server)
+	return host
+}
+
 // splitServer splits a server, host[:port], into its host (an IPv6
 // address without its brackets) and its port ("" when it has none).
 func splitServer(server string) (host, port string) {

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/mgmtkit/mgmtkit/internal/posixsh"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/samples"
 )
@@ -394,14 +394,21 @@ func TestCanonicalServer(t *testing.T) {
 	}
 }
 
-// reloadScript runs as `sh -c` on the node, where /bin/sh is dash: the
-// real dash checks it when this machine has one.
+func TestConnectionHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"registry.example.com:5000": "registry.example.com",
+		"registry.example.com":      "registry.example.com",
+		"[fd00::1]:5000":            "fd00::1",
+		"[fd00::1]":                 "fd00::1",
+		"10.0.0.5:5000":             "10.0.0.5",
+	} {
+		if got := (Connection{Server: in}).Host(); got != want {
+			t.Errorf("Host of %q = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// reloadScript runs as `sh -c` on the node, where /bin/sh is dash.
 func TestReloadScriptIsPOSIX(t *testing.T) {
-	dash, err := exec.LookPath("dash")
-	if err != nil {
-		t.Skip("no dash here")
-	}
-	if out, err := exec.Command(dash, "-n", "-c", reloadScript).CombinedOutput(); err != nil {
-		t.Errorf("dash -n: %v\n%s", err, out)
-	}
+	posixsh.Check(t, map[string]string{"reload": reloadScript})
 }

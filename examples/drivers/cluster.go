@@ -14,7 +14,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/kubespray"
@@ -175,11 +174,7 @@ func RegistryTrust(conns []registry.Connection, pkg *lcm.Package) []kubeadm.Exte
 	}
 	var direct []string
 	for _, c := range conns {
-		host := c.Server
-		if h, _, err := net.SplitHostPort(c.Server); err == nil {
-			host = h
-		}
-		direct = append(direct, host)
+		direct = append(direct, c.Host())
 	}
 	return []kubeadm.Extension{{
 		Name:    registry.StepTrust,
