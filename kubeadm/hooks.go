@@ -127,7 +127,7 @@ type Op struct {
 // parallel; each node waited for until Ready; and the VIM credentials
 // created, returned in the result's AddVimConnections.
 func (c *Hooks) Instantiate(ctx context.Context, hook lcm.Hook, op Op) (*lcm.HookResult, error) {
-	cni, err := readCNI(op, c.InstallScript && op.Params.ScriptPath != "")
+	cni, err := readCNI(op, c.compat(op.Params))
 	if err != nil {
 		return nil, err // nothing has run
 	}
@@ -162,7 +162,7 @@ func (r *run) instantiate(ctx context.Context, cni []byte) error {
 	if err := r.join(ctx, k, cp, r.topo.Nodes()); err != nil {
 		return err
 	}
-	if r.compat() {
+	if r.compat(r.op.Params) {
 		if err := r.extensions(ctx, r.topo.Nodes()); err != nil {
 			return err
 		}
@@ -404,7 +404,7 @@ func (r *run) build(ctx context.Context, nodes []lcm.Node) error {
 	version := r.op.Params.KubernetesVersion
 	if err := r.onNodes(ctx, StepPrepare, nodes, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
 		return PrepareNode(ctx, h, NodeOptions{Name: NodeName(n.Role, n.NICAddress), Hosts: hosts, Proxy: proxy})
-	}); err != nil || r.compat() {
+	}); err != nil || r.compat(r.op.Params) {
 		return err
 	}
 	if err := r.onNodes(ctx, StepContainerd, nodes, func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
@@ -434,8 +434,8 @@ func (r *run) extensions(ctx context.Context, nodes []lcm.Node) error {
 }
 
 // compat reports whether the package's install script builds the nodes
-// (see [Hooks.InstallScript]).
-func (r *run) compat() bool { return r.InstallScript && r.op.Params.ScriptPath != "" }
+// of a cluster with parameters p (see [Hooks.InstallScript]).
+func (c *Hooks) compat(p ClusterParams) bool { return c.InstallScript && p.ScriptPath != "" }
 
 // script returns the install script's options for node n: a master's run
 // (every master, the first first, and the cluster's networks) or a
@@ -500,7 +500,7 @@ func (r *run) initialize(ctx context.Context) (Kubectl, lcm.Node, error) {
 	var k Kubectl
 	err := r.onNodes(ctx, StepInit, []lcm.Node{first}, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
 		k = Kubectl{Host: h}
-		if r.compat() {
+		if r.compat(r.op.Params) {
 			return RunInstallScript(ctx, h, r.op.Package, r.script(n, nil))
 		}
 		return InitControlPlane(ctx, h, InitOptions{
@@ -561,7 +561,7 @@ func (r *run) join(ctx context.Context, k Kubectl, cp lcm.Node, nodes []lcm.Node
 				if err != nil {
 					return lcm.Unchanged, err
 				}
-				if r.compat() {
+				if r.compat(r.op.Params) {
 					res, err = RunInstallScript(ctx, h, r.op.Package, r.script(n, &ji))
 				} else {
 					res, err = JoinNode(ctx, h, JoinOptions{NodeName: name, AdvertiseAddress: n.NICAddress, ControlPlane: controlPlane, Info: ji})
@@ -612,7 +612,7 @@ func (r *run) addNodes(ctx context.Context, nodes []lcm.Node) error {
 	if err := r.join(ctx, k, cp, nodes); err != nil {
 		return err
 	}
-	if r.compat() {
+	if r.compat(r.op.Params) {
 		if err := r.extensions(ctx, nodes); err != nil {
 			return err
 		}
