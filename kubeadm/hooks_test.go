@@ -257,13 +257,32 @@ func TestInstantiateThreeMasters(t *testing.T) {
 	if holder == nil {
 		t.Fatal("nobody holds the VIP")
 	}
-	first := c.vnf.HostsWithRole(lcm.RoleMaster)
-	for _, w := range c.vnf.HostsWithRole(lcm.RoleWorker) {
-		if kc, err := c.cloud.Kube().Dial(w.Machine, vip+":16443"); err != nil || kc == nil {
-			t.Errorf("%s cannot reach the API at the VIP: %v", w.Resource, err)
+	// The first master by resource name has the highest priority.
+	masters := c.vnf.HostsWithRole(lcm.RoleMaster)
+	first := slices.MinFunc(masters, func(a, b *sim.Host) int { return strings.Compare(a.Resource, b.Resource) })
+	if holder != first.Machine {
+		t.Errorf("the VIP is not on %s, the master with the highest priority", first.Resource)
+	}
+	reachable := func(when string) {
+		for _, w := range c.vnf.HostsWithRole(lcm.RoleWorker) {
+			if kc, err := c.cloud.Kube().Dial(w.Machine, vip+":16443"); err != nil || kc == nil {
+				t.Errorf("%s: %s cannot reach the API at the VIP: %v", when, w.Resource, err)
+			}
 		}
 	}
-	_ = first
+	reachable("all masters up")
+	h, err := c.cloud.Connect(c.ctx, first.Node(), "ubuntu", "ubuntu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.Run(c.ctx, remote.Cmd{Args: []string{"systemctl", "stop", "haproxy"}, Sudo: true}); err != nil {
+		t.Fatal(err)
+	}
+	if now := c.cloud.Machine(vip); now == nil || now == first.Machine {
+		t.Errorf("the VIP stayed on %s after its HAProxy stopped", first.Resource)
+	}
+	reachable("the first master's HAProxy stopped")
 }
 
 // kubectl returns kubectl on the first master, over SSH, as the hooks
