@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -115,4 +116,46 @@ func clusterSize(d *deployed) func() int {
 	return func() int {
 		return len(d.vnf.HostsWithRole(lcm.RoleMaster)) + len(d.vnf.HostsWithRole(lcm.RoleWorker))
 	}
+}
+
+// vimToken is the check after instantiate_end: the VIM connection it
+// returned carries a bearer token the cluster's API server authenticates
+// and lets list the nodes, as the VNFM will use it. After
+// terminate_start (revoked) the token must be refused instead.
+func (t *tour) vimToken(d *deployed, revoked bool) step {
+	what := "the VIM connection's bearer token: authenticated, allowed to list nodes"
+	if revoked {
+		what = "the revoked VIM connection's bearer token: refused"
+	}
+	return step{d.label, hookCheck, what, func(ctx context.Context) ([]string, []string, error) {
+		if d.vim == nil {
+			return nil, nil, errors.New("instantiate_end returned no VIM connection")
+		}
+		token, _ := d.vim.AccessInfo["bearer_token"].(string)
+		var c *kube.Cluster
+		for _, m := range d.vnf.HostsWithRole(lcm.RoleMaster) {
+			if c = t.cloud.Kube().ClusterOf(m.Machine); c != nil {
+				break
+			}
+		}
+		if c == nil {
+			return nil, nil, errors.New("no master is in a cluster")
+		}
+		user, groups, err := c.API.Authenticate(ctx, token)
+		switch {
+		case revoked && err == nil:
+			return nil, nil, fmt.Errorf("the API server still takes the token, as %s", user)
+		case revoked:
+			t.printf("  refused: %v\n", err)
+			return nil, nil, nil
+		case err != nil:
+			return nil, nil, fmt.Errorf("the API server refuses the token: %w", err)
+		}
+		allowed, err := c.API.Authorize(ctx, user, groups, "list", "", "nodes", "")
+		if err == nil && !allowed {
+			err = fmt.Errorf("%s may not list nodes", user)
+		}
+		t.printf("  the token is %s\n", user)
+		return nil, nil, err
+	}}
 }

@@ -340,6 +340,7 @@ func (t *tour) trustAndPull(d *deployed, op func() any) []step {
 	return []step{
 		t.clusterHook(d, lcm.InstantiateEnd, "build the kubeadm cluster: containerd, registry trust, kubeadm init, CNI, joins, VIM credentials", false, op),
 		t.nodeTable(d, clusterSize(d)),
+		t.vimToken(d, false),
 		t.pull(d, "every node", func() []*sim.Host {
 			return append(d.vnf.HostsWithRole(lcm.RoleMaster), d.vnf.HostsWithRole(lcm.RoleWorker)...)
 		}),
@@ -571,6 +572,7 @@ func planScale(t *tour, s scenario) ([]step, error) {
 			return &lcm.HealOp{Instance: d.vnf.Instance(), Request: &entire, Package: t.in.pkg}
 		}),
 		table,
+		t.vimToken(d, false),
 		t.pull(d, "every node", func() []*sim.Host {
 			return append(d.vnf.HostsWithRole(lcm.RoleMaster), d.vnf.HostsWithRole(lcm.RoleWorker)...)
 		}),
@@ -580,6 +582,7 @@ func planScale(t *tour, s scenario) ([]step, error) {
 		t.clusterHook(d, lcm.TerminateStart, "revoke the VIM credentials on the cluster", false, func() any {
 			return &lcm.TerminateOp{Instance: d.vnf.Instance(), Package: t.in.pkg}
 		}),
+		t.vimToken(d, true),
 		t.clusterHook(d, lcm.TerminateEnd, "forget the VIM connection", false, func() any {
 			return &lcm.TerminateOp{Instance: d.vnf.Instance(), Package: t.in.pkg}
 		}),
