@@ -11,7 +11,6 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
-	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 // simNode is one simulated cluster VM and a connection to it as the
@@ -31,16 +30,7 @@ func newSimNode(t *testing.T, opts sim.Options, packages ...string) *simNode {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	cloud := sim.Start(t, opts)
-	_, topo, err := cloud.SampleCluster(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Packages: packages})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := cloud.Build(topo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := v.HostsWithRole(lcm.RoleMaster)[0]
-	c, err := cloud.Connect(ctx, h.Node(), "ubuntu", "ubuntu")
+	h, c, err := cloud.SampleNode(ctx, packages...)
 	if err != nil {
 		t.Fatal(err)
 	}

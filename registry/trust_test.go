@@ -14,7 +14,6 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
-	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 // node is one cluster node with Docker and containerd, and a connection
@@ -44,16 +43,7 @@ func newNodeIn(t *testing.T, opts sim.Options, packages ...string) *node {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	cloud := sim.Start(t, opts)
-	_, topo, err := cloud.SampleCluster(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Packages: packages})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := cloud.Build(topo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := v.HostsWithRole(lcm.RoleMaster)[0]
-	c, err := cloud.Connect(ctx, h.Node(), "ubuntu", "ubuntu")
+	h, c, err := cloud.SampleNode(ctx, packages...)
 	if err != nil {
 		t.Fatal(err)
 	}

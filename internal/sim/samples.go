@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/nfs"
 	"github.com/mgmtkit/mgmtkit/registry"
+	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/samples"
 )
 
@@ -170,4 +172,22 @@ func (c *Cloud) sampleRequest(name string) (*lcm.InstantiateVnfRequest, error) {
 		return nil, fmt.Errorf("sim: %s: %w", name, err)
 	}
 	return &req, nil
+}
+
+// SampleNode builds the cir sample's cluster with one master and no
+// worker, packages installed on it, and connects to the master as the
+// sample's user: one fresh Ubuntu node for a step's test. Close the
+// connection when done (the cloud's Close does not).
+func (c *Cloud) SampleNode(ctx context.Context, packages ...string) (*Host, *remote.SSHHost, error) {
+	_, topo, err := c.SampleCluster(samples.InstantiateCIRCluster, ClusterShape{Masters: 1, Packages: packages})
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := c.Build(topo)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := v.HostsWithRole(lcm.RoleMaster)[0]
+	ssh, err := c.Connect(ctx, h.Node(), h.Login.User, h.Login.Password)
+	return h, ssh, err
 }
