@@ -46,6 +46,10 @@ type Options struct {
 	// ProxyOnly makes the Internet reachable only through an HTTP proxy
 	// of [Cloud.AddProxy], as [Cloud.SetDirectInternet](false) does.
 	ProxyOnly bool
+	// KubeBackend runs the clusters kubeadm init creates on the cloud's
+	// hosts: the in-memory model (kube.MemoryBackend) when nil, or a real
+	// control plane (the module internal/realkube).
+	KubeBackend kube.Backend
 }
 
 // Cloud is a simulated OpenStack tenant. It is safe for concurrent use.
@@ -107,7 +111,7 @@ func New(opts Options) (*Cloud, error) {
 		hosts:  map[string]*Host{},
 		listen: map[string]string{},
 	}
-	c.kube = kube.NewWorld(c)
+	c.kube = kube.NewWorld(c, opts.KubeBackend)
 	c.noDirect = opts.ProxyOnly
 	c.opts.Catalog = func() *ubuntu.Catalog {
 		cat := base()
@@ -160,7 +164,7 @@ func (c *Cloud) Close() error {
 		errs = append(errs, h.SSH.Close())
 	}
 	c.heat.Close()
-	errs = append(errs, os.RemoveAll(c.dir))
+	errs = append(errs, c.kube.Close(), os.RemoveAll(c.dir))
 	c.closeErr = errors.Join(errs...)
 	return c.closeErr
 }

@@ -19,10 +19,11 @@ func (c *Cloud) addKubePackages(cat *ubuntu.Catalog) {
 	kube.AddPackages(cat, c.kube, c.kubectlTool())
 }
 
-// kubectlTool is the kubectl of the hosts: it reaches the API server its
-// kubeconfig names through the world, and runs etcdctl in etcd pods.
+// kubectlTool is the kubectl of the hosts, the backend's: it reaches the
+// API server its kubeconfig names through the world, and runs etcdctl in
+// etcd pods.
 func (c *Cloud) kubectlTool() ubuntu.Tool {
-	return kube.KubectlTool(c.kube.ResolveKubeconfig, kube.WithExec(c.kube.EtcdExec))
+	return c.kube.Backend().Kubectl(c.kube)
 }
 
 // vipHolder is the host machine holding a virtual IP by VRRP, for

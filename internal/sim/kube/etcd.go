@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -38,33 +39,62 @@ func randomUint64() uint64 {
 	return binary.BigEndian.Uint64(b[:])
 }
 
-// addEtcdMember adds the stacked etcd member of a control plane (kubeadm
-// init's local etcd; join's MemberAdd then the new member's start,
-// cmd/kubeadm/app/phases/etcd/local.go). A member of that name is
-// replaced.
-func (c *Cluster) addEtcdMember(name, address string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.etcd = slices.DeleteFunc(c.etcd, func(m EtcdMember) bool { return m.Name == name })
-	c.etcd = append(c.etcd, EtcdMember{
-		ID:         randomUint64(),
-		Name:       name,
-		PeerURLs:   []string{"https://" + net.JoinHostPort(address, "2380")},
-		ClientURLs: []string{"https://" + net.JoinHostPort(address, "2379")},
-	})
-	if c.clusterID == 0 {
-		c.clusterID = randomUint64()
-	}
+// memoryEtcd is the model's etcd: a membership list (kubeadm init's
+// local etcd; join's MemberAdd then the new member's start,
+// cmd/kubeadm/app/phases/etcd/local.go).
+type memoryEtcd struct {
+	mu        sync.Mutex
+	members   []EtcdMember
+	clusterID uint64
 }
 
-// removeEtcdMemberByName removes a member, reporting whether it was
-// there.
-func (c *Cluster) removeEtcdMemberByName(name string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := len(c.etcd)
-	c.etcd = slices.DeleteFunc(c.etcd, func(m EtcdMember) bool { return m.Name == name })
-	return len(c.etcd) != n
+func (e *memoryEtcd) add(peer EtcdPeer) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.members = slices.DeleteFunc(e.members, func(m EtcdMember) bool { return m.Name == peer.Name })
+	e.members = append(e.members, EtcdMember{
+		ID:         randomUint64(),
+		Name:       peer.Name,
+		PeerURLs:   []string{"https://" + net.JoinHostPort(peer.Address, "2380")},
+		ClientURLs: []string{"https://" + net.JoinHostPort(peer.Address, "2379")},
+	})
+}
+
+func (e *memoryEtcd) Members(context.Context) (uint64, []EtcdMember, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.clusterID, slices.Clone(e.members), nil
+}
+
+func (e *memoryEtcd) Add(_ context.Context, peer EtcdPeer) error {
+	e.add(peer)
+	return nil
+}
+
+func (e *memoryEtcd) Remove(_ context.Context, id uint64) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	i := slices.IndexFunc(e.members, func(m EtcdMember) bool { return m.ID == id })
+	if i < 0 {
+		return ErrEtcdMemberNotFound
+	}
+	e.members = slices.Delete(e.members, i, i+1)
+	return nil
+}
+
+// removeEtcdMemberByName removes a member of c by name (kubeadm reset's
+// remove-etcd-member phase), reporting whether it was there.
+func (c *Cluster) removeEtcdMemberByName(ctx context.Context, name string) (bool, error) {
+	_, members, err := c.cp.Etcd().Members(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, m := range members {
+		if m.Name == name {
+			return true, c.cp.Etcd().Remove(ctx, m.ID)
+		}
+	}
+	return false, nil
 }
 
 // etcdctlFlags are the flags of etcdctl 3.6 the exec handler accepts.
@@ -118,21 +148,19 @@ func (w *World) EtcdExec(ctx context.Context, p *sshtest.Process, pod *corev1.Po
 		if out, _ := c.Value("-w", "--write-out"); out != "json" {
 			return p.Fail(2, "member list without -w json is not modelled by internal/sim/kube")
 		}
-		return cl.printMemberList(p, mb.node)
+		return cl.printMemberList(ctx, p, mb.node)
 	case len(ops) == 3 && ops[0] == "member" && ops[1] == "remove":
 		id, err := strconv.ParseUint(ops[2], 16, 64)
 		if err != nil {
 			return fail("bad member ID arg (strconv.ParseUint: parsing %q: invalid syntax), expecting ID in Hex", ops[2])
 		}
-		cl.mu.Lock()
-		i := slices.IndexFunc(cl.etcd, func(m EtcdMember) bool { return m.ID == id })
-		if i < 0 {
-			cl.mu.Unlock()
-			return fail("etcdserver: member not found")
+		if err := cl.cp.Etcd().Remove(ctx, id); err != nil {
+			return fail("%v", strings.TrimPrefix(err.Error(), "Error: "))
 		}
-		cl.etcd = slices.Delete(cl.etcd, i, i+1)
-		cid := cl.clusterID
-		cl.mu.Unlock()
+		cid, _, err := cl.cp.Etcd().Members(ctx)
+		if err != nil {
+			return fail("%v", err)
+		}
 		fmt.Fprintf(p.Stdout, "Member %16x removed from cluster %16x\n", id, cid)
 		return 0
 	}
@@ -140,8 +168,12 @@ func (w *World) EtcdExec(ctx context.Context, p *sshtest.Process, pod *corev1.Po
 }
 
 // printMemberList prints `etcdctl member list -w json`.
-func (c *Cluster) printMemberList(p *sshtest.Process, via string) int {
-	c.mu.Lock()
+func (c *Cluster) printMemberList(ctx context.Context, p *sshtest.Process, via string) int {
+	cid, ms, err := c.cp.Etcd().Members(ctx)
+	if err != nil {
+		fmt.Fprintf(p.Stderr, "Error: %v\n", err)
+		return 1
+	}
 	type jm struct {
 		ID         uint64   `json:"ID"`
 		Name       string   `json:"name"`
@@ -150,7 +182,7 @@ func (c *Cluster) printMemberList(p *sshtest.Process, via string) int {
 	}
 	var members []jm
 	var self uint64
-	for _, m := range c.etcd {
+	for _, m := range ms {
 		members = append(members, jm(m))
 		if m.Name == via {
 			self = m.ID
@@ -164,8 +196,7 @@ func (c *Cluster) printMemberList(p *sshtest.Process, via string) int {
 		} `json:"header"`
 		Members []jm `json:"members"`
 	}{Members: members}
-	out.Header.ClusterID, out.Header.MemberID, out.Header.RaftTerm = c.clusterID, self, uint64(len(c.etcd))+1
-	c.mu.Unlock()
+	out.Header.ClusterID, out.Header.MemberID, out.Header.RaftTerm = cid, self, uint64(len(ms))+1
 	data, _ := json.Marshal(out)
 	fmt.Fprintf(p.Stdout, "%s\n", data)
 	return 0

@@ -32,7 +32,7 @@ func newEnv(t *testing.T) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	net := &containers.StaticNetwork{}
-	return &env{t: t, ctx: ctx, net: net, w: kube.NewWorld(net)}
+	return &env{t: t, ctx: ctx, net: net, w: kube.NewWorld(net, nil)}
 }
 
 // node is a machine reached over SSH as ubuntu (passwordless sudo).
@@ -261,3 +261,12 @@ func nodeName(role, ip string) string {
 }
 
 func fsMode(perm uint32) fs.FileMode { return fs.FileMode(perm) }
+
+// etcdMembers is c's etcd membership (the model's never fails).
+func etcdMembers(c *kube.Cluster) []kube.EtcdMember {
+	ms, err := c.EtcdMembers(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	return ms
+}

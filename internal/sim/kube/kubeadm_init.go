@@ -274,7 +274,6 @@ func (r *kubeadmRun) init() int {
 		return r.fail("upload-config", "%v", err)
 	}
 	r.w.setMember(r.m, &member{cluster: c, node: pl.name, controlPlane: true, address: pl.address, bindPort: pl.port, taints: pl.taints})
-	c.addEtcdMember(pl.name, pl.address)
 	r.w.addCluster(c)
 	key := pl.init.CertificateKey
 	if r.c.Has("--upload-certs") {
@@ -370,19 +369,36 @@ func (r *kubeadmRun) writeControlPlane(pl *initPlan) (*Cluster, error) {
 	}
 	// kube-controller-manager runs with --allocate-node-cidrs and
 	// --cluster-cidr=podSubnet (staticPods below): the API's node IPAM.
-	opts := MemoryOptions{CACert: ca.CertPEM, Now: r.w.now}
-	first, _, _ := strings.Cut(pl.cluster.Networking.PodSubnet, ",")
-	if p, err := netip.ParsePrefix(first); err == nil {
-		opts.ClusterCIDR = p
-		opts.NodeCIDRMaskSize = nodeCIDRMaskSize(pl.cluster, p.Addr().Is6())
+	spec := ControlPlaneSpec{
+		Name: pl.name, CACert: ca.CertPEM, CAKey: ca.KeyPEM,
+		ServiceAccountKey: c.saKey, ServiceAccountPub: c.saPub,
+		Now: r.w.now, FirstEtcdMember: EtcdPeer{Name: pl.name, Address: pl.address},
 	}
-	c.API = r.w.newAPI(opts)
+	if p, err := netip.ParsePrefix(firstCIDR(pl.cluster.Networking.ServiceSubnet)); err == nil {
+		spec.ServiceSubnet = p
+	}
+	if p, err := netip.ParsePrefix(firstCIDR(pl.cluster.Networking.PodSubnet)); err == nil {
+		spec.PodSubnet = p
+		spec.NodeCIDRMaskSize = nodeCIDRMaskSize(pl.cluster, p.Addr().Is6())
+	}
+	cp, err := r.w.backend.StartControlPlane(r.ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("starting the control plane: %w", err)
+	}
+	c.cp, c.API = cp, cp.API()
 	r.out("[certs] Using certificateDir folder %q", pkiDir)
 	r.out("[certs] Generating \"ca\" certificate and key")
 	if _, err := r.writeControlPlaneFiles(c, pl.name, pl.address, pl.port, pl.cluster, pl.kubelet, pl.version); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// firstCIDR is the first of a comma-separated list of CIDRs (a dual-stack
+// subnet, "10.244.0.0/16,fd00::/56").
+func firstCIDR(list string) string {
+	first, _, _ := strings.Cut(list, ",")
+	return first
 }
 
 // writeControlPlaneFiles writes what a control plane holds, its CAs

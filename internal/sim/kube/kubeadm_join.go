@@ -134,7 +134,9 @@ func (r *kubeadmRun) join() int {
 			taints = []corev1.Taint{{Key: controlPlaneLabel, Effect: corev1.TaintEffectNoSchedule}}
 		}
 		r.w.setMember(r.m, &member{cluster: c, node: name, controlPlane: true, address: address, bindPort: port, taints: taints})
-		c.addEtcdMember(name, address)
+		if err := c.cp.Etcd().Add(r.ctx, EtcdPeer{Name: name, Address: address}); err != nil {
+			return r.fail("etcd-join", "error creating local etcd static pod manifest file: %v", err)
+		}
 		r.out("[etcd] Announced new etcd member joining to the existing etcd cluster")
 		if err := r.w.Sync(r.ctx); err != nil {
 			return r.fail("control-plane-join", "%v", err)
@@ -204,7 +206,11 @@ func (r *kubeadmRun) join() int {
 // machine is gone or whose etcd does not run (no static pod, kubelet or
 // containerd down) fails the join until it is removed.
 func (w *World) checkEtcd(ctx context.Context, c *Cluster) error {
-	for _, em := range c.EtcdMembers() {
+	members, err := c.EtcdMembers(ctx)
+	if err != nil {
+		return fmt.Errorf("etcd cluster is not healthy: %w", err)
+	}
+	for _, em := range members {
 		m, mb := w.machineOfNode(ctx, em.Name, c, nil)
 		alive := m != nil && mb.cluster == c && !mb.gone && mb.controlPlane &&
 			m.Server().FS().Exists(manifestsDir+"/etcd.yaml") && m.Service("kubelet").Active && containers.Containerd(m).Running()
@@ -238,18 +244,37 @@ func (r *kubeadmRun) discover(bt *kubeadmBootstrapTokenDiscovery, id, secret str
 	if err := r.w.runBootstrapControllers(r.ctx, c); err != nil {
 		return nil, err
 	}
-	obj, err := c.API.Get(r.ctx, KindConfigMap, "kube-public", "cluster-info")
-	if err != nil {
-		return nil, fmt.Errorf("failed to request the cluster-info ConfigMap: %v", err)
+	// A real bootstrapsigner signs a new token's cluster-info within
+	// moments; kubeadm retries until then (token.go: wait.PollUntil
+	// ContextTimeout, every 5 s until timeouts.discovery, 5 min by
+	// default). The model's signer ran above: one look is enough.
+	deadline := time.Now()
+	if c.cp.RunsBootstrapControllers() {
+		deadline = deadline.Add(discoveryRetryWindow)
 	}
-	cm := obj.(*corev1.ConfigMap)
-	content, ok := cm.Data[clusterInfoKey]
-	if !ok || content == "" {
-		return nil, fmt.Errorf("there is no %s key in the cluster-info ConfigMap. This API Server isn't set up for token bootstrapping, can't connect", clusterInfoKey)
-	}
-	sig, ok := cm.Data[jwsPrefix+id]
-	if !ok || sig == "" {
-		return nil, fmt.Errorf("could not find a JWS signature in the cluster-info ConfigMap for token ID %q", id)
+	var content, sig string
+	for {
+		obj, err := c.API.Get(r.ctx, KindConfigMap, "kube-public", "cluster-info")
+		if err != nil {
+			return nil, fmt.Errorf("failed to request the cluster-info ConfigMap: %v", err)
+		}
+		cm := obj.(*corev1.ConfigMap)
+		var ok bool
+		content, ok = cm.Data[clusterInfoKey]
+		if !ok || content == "" {
+			return nil, fmt.Errorf("there is no %s key in the cluster-info ConfigMap. This API Server isn't set up for token bootstrapping, can't connect", clusterInfoKey)
+		}
+		if sig = cm.Data[jwsPrefix+id]; sig != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("could not find a JWS signature in the cluster-info ConfigMap for token ID %q", id)
+		}
+		select {
+		case <-r.ctx.Done():
+			return nil, r.ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 	if !detachedJWSValid(sig, content, id, secret) {
 		return nil, fmt.Errorf("failed to verify JWS signature of received cluster info object, can't trust this API Server")
@@ -273,6 +298,12 @@ func (r *kubeadmRun) discover(bt *kubeadmBootstrapTokenDiscovery, id, secret str
 	return c, nil
 }
 
+// discoveryRetryWindow is how long a join waits for a real
+// bootstrapsigner to sign cluster-info for its token: long enough for a
+// token created moments ago, short enough that a token the API server
+// does not hold fails a test quickly.
+const discoveryRetryWindow = 15 * time.Second
+
 // runBootstrapControllers runs, once, what kube-controller-manager's
 // token cleaner and bootstrap signer would have done by now:
 // expired bootstrap token Secrets are deleted (pkg/controller/bootstrap/
@@ -280,7 +311,13 @@ func (r *kubeadmRun) discover(bt *kubeadmBootstrapTokenDiscovery, id, secret str
 // kubeadm-certs Secret), and cluster-info carries one
 // jws-kubeconfig-<id> signature per valid signing token and no other
 // (pkg/controller/bootstrap/bootstrapsigner.go).
+//
+// A control plane whose kube-controller-manager runs them (a real one)
+// is left to it.
 func (w *World) runBootstrapControllers(ctx context.Context, c *Cluster) error {
+	if c.cp.RunsBootstrapControllers() {
+		return nil
+	}
 	w.ctrlMu.Lock()
 	defer w.ctrlMu.Unlock()
 	objs, err := c.API.List(ctx, KindSecret, "kube-system")
@@ -459,7 +496,18 @@ func (r *kubeadmRun) reset() int {
 		// phases/reset/removeetcdmember.go: through the cluster's API
 		// and etcd, the member of this node is removed; without them,
 		// a warning.
-		if mb == nil || !mb.controlPlane || !mb.cluster.removeEtcdMemberByName(mb.node) {
+		// cmd/kubeadm/app/phases/etcd/local.go
+		// RemoveStackedEtcdMemberFromCluster: the only remaining member
+		// is not removed.
+		removed := false
+		if mb != nil && mb.controlPlane {
+			if ms, err := mb.cluster.EtcdMembers(r.ctx); err == nil && len(ms) == 1 && ms[0].Name == mb.node {
+				removed = true
+			} else if ok, err := mb.cluster.removeEtcdMemberByName(r.ctx, mb.node); err == nil {
+				removed = ok
+			}
+		}
+		if !removed {
 			r.klogWarning("removeetcdmember.go:106", "[reset] No kubeadm config, using etcd pod spec to get data directory")
 		}
 		r.removeContents(etcdDataDir)

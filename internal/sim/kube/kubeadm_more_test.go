@@ -112,12 +112,12 @@ func TestResetAndReinit(t *testing.T) {
 		t.Fatal(r.stderr)
 	}
 	c := e.w.ClusterOf(m1.Machine)
-	if len(c.EtcdMembers()) != 2 {
-		t.Fatalf("etcd: %+v", c.EtcdMembers())
+	if len(etcdMembers(c)) != 2 {
+		t.Fatalf("etcd: %+v", etcdMembers(c))
 	}
 	out := m2.mustRun(true, "kubeadm reset --force")
 	wantContains(t, "reset", out, "[reset] Deleted contents of the etcd data directory: /var/lib/etcd", "[reset] Stopping the kubelet service", "[reset] Deleting contents of directories: [/etc/kubernetes/manifests /var/lib/kubelet /etc/kubernetes/pki]")
-	if members := c.EtcdMembers(); len(members) != 1 || members[0].Name != "master-10-0-4-5" {
+	if members := etcdMembers(c); len(members) != 1 || members[0].Name != "master-10-0-4-5" {
 		t.Errorf("etcd after reset: %+v", members)
 	}
 	for _, f := range []string{"/etc/kubernetes/admin.conf", "/etc/kubernetes/kubelet.conf", "/etc/kubernetes/pki/ca.crt", "/etc/kubernetes/manifests/etcd.yaml"} {
@@ -145,8 +145,8 @@ func TestResetAndReinit(t *testing.T) {
 	if r := m2.join("10.0.4.5:6443", m1.token(), hash, true, certKey); r.code != 0 {
 		t.Fatalf("rejoin: %s", r.stderr)
 	}
-	if len(c.EtcdMembers()) != 2 {
-		t.Errorf("etcd after rejoin: %+v", c.EtcdMembers())
+	if len(etcdMembers(c)) != 2 {
+		t.Errorf("etcd after rejoin: %+v", etcdMembers(c))
 	}
 	// A Ready node of that name refuses a join under the same name.
 	cniDaemonSet(t, e, c)
@@ -350,8 +350,8 @@ func TestEtcdExec(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, fmt.Sprintf("Member %16x removed from cluster ", id)) {
 		t.Errorf("member remove: %d %q", code, out)
 	}
-	if len(c.EtcdMembers()) != 1 {
-		t.Errorf("members after remove: %+v", c.EtcdMembers())
+	if len(etcdMembers(c)) != 1 {
+		t.Errorf("members after remove: %+v", etcdMembers(c))
 	}
 	if _, errOut, code := exec("member", "remove", fmt.Sprintf("%x", id)); code != 1 || !strings.Contains(errOut, "Error: etcdserver: member not found") {
 		t.Errorf("second remove: %d %s", code, errOut)
@@ -529,7 +529,7 @@ func TestControlPlaneJoinChecksEtcd(t *testing.T) {
 	wantContains(t, "join with a dead member", r.stderr, "error execution phase check-etcd: etcd cluster is not healthy: failed to dial endpoint https://10.0.15.6:2379 with maintenance client: context deadline exceeded")
 	c := e.w.ClusterOf(m1.Machine)
 	var id uint64
-	for _, em := range c.EtcdMembers() {
+	for _, em := range etcdMembers(c) {
 		if em.Name == "master-10-0-15-6" {
 			id = em.ID
 		}

@@ -112,7 +112,7 @@ func TestInitJoinWorkerAndControlPlane(t *testing.T) {
 		t.Error("the joined control plane has another CA")
 	}
 
-	members := c.EtcdMembers()
+	members := etcdMembers(c)
 	if len(members) != 2 || members[0].Name != "master-10-0-0-5" || members[1].Name != "master-10-0-0-6" || members[1].PeerURLs[0] != "https://10.0.0.6:2380" {
 		t.Errorf("etcd members: %+v", members)
 	}

@@ -40,9 +40,8 @@ type Cluster struct {
 	ca, etcdCA, frontProxyCA *keyPair
 	saKey, saPub             []byte
 
-	mu        sync.Mutex
-	etcd      []EtcdMember
-	clusterID uint64
+	// cp runs the cluster's API server and etcd.
+	cp ControlPlane
 }
 
 // member is a machine's place in a cluster: what kubeadm init or join
@@ -60,8 +59,8 @@ type member struct {
 // World is every Kubernetes cluster of a simulated cloud, and the network
 // that reaches their API servers. It is safe for concurrent use.
 type World struct {
-	net    containers.Network
-	newAPI func(MemoryOptions) API
+	net     containers.Network
+	backend Backend
 
 	mu       sync.Mutex
 	clusters []*Cluster
@@ -80,13 +79,28 @@ type World struct {
 }
 
 // NewWorld returns a world without clusters whose machines are reached
-// through net. Each cluster kubeadm init creates gets a fresh
-// [NewMemoryAPI].
-func NewWorld(net containers.Network) *World {
+// through net. Each cluster kubeadm init creates gets a control plane of
+// backend: a fresh [MemoryAPI] when backend is nil ([MemoryBackend]).
+func NewWorld(net containers.Network, backend Backend) *World {
 	if net == nil {
 		net = &containers.StaticNetwork{}
 	}
-	return &World{net: net, newAPI: func(o MemoryOptions) API { return NewMemoryAPI(o) }, members: map[*ubuntu.Machine]*member{}, lbs: map[*ubuntu.Machine]bool{}}
+	if backend == nil {
+		backend = MemoryBackend{}
+	}
+	return &World{net: net, backend: backend, members: map[*ubuntu.Machine]*member{}, lbs: map[*ubuntu.Machine]bool{}}
+}
+
+// Backend is what the world's clusters run on.
+func (w *World) Backend() Backend { return w.backend }
+
+// Close stops the control planes of the world's clusters.
+func (w *World) Close() error {
+	var errs []error
+	for _, c := range w.Clusters() {
+		errs = append(errs, c.cp.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // SetClock replaces the world's clock (time.Now by default): bootstrap
@@ -205,11 +219,13 @@ func (c *Cluster) Nodes(ctx context.Context) ([]corev1.Node, error) {
 
 // EtcdMembers returns the cluster's etcd members, in the order they were
 // added.
-func (c *Cluster) EtcdMembers() []EtcdMember {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.etcd)
+func (c *Cluster) EtcdMembers(ctx context.Context) ([]EtcdMember, error) {
+	_, ms, err := c.cp.Etcd().Members(ctx)
+	return ms, err
 }
+
+// ControlPlane is what runs the cluster's API server and etcd.
+func (c *Cluster) ControlPlane() ControlPlane { return c.cp }
 
 // ErrNoAPIServer is what a client gets when nothing serves the Kubernetes
 // API at the address it dials.
