@@ -80,9 +80,9 @@ type Etcd interface {
 	// cluster ID.
 	Members(ctx context.Context) (clusterID uint64, members []EtcdMember, err error)
 	// Add adds the member of a joining control plane and starts it
-	// (kubeadm join --control-plane: MemberAdd, then the new member's
-	// static pod, cmd/kubeadm/app/phases/etcd/local.go). A member of that
-	// name is replaced.
+	// (kubeadm join --control-plane: the member added as a learner, its
+	// static pod started, then the learner promoted, cmd/kubeadm/app/
+	// phases/etcd/local.go). A member of that name is replaced.
 	Add(ctx context.Context, peer EtcdPeer) error
 	// Remove removes a member by ID (etcdctl member remove); an unknown
 	// ID is [ErrEtcdMemberNotFound].
