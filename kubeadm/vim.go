@@ -205,7 +205,11 @@ func CreateVIMCredentials(ctx context.Context, k Kubectl, o VIMOptions) (lcm.Vim
 
 // DeleteVIMCredentials removes what [CreateVIMCredentials] made (`kubectl
 // delete -f - --ignore-not-found` with the same objects): deleting the
-// token Secret revokes the token. Nothing left to delete is
+// token Secret revokes the token, though the API server may accept it for
+// up to 10 more seconds: it caches successful token authentications that
+// long (TokenSuccessCacheTTL in pkg/kubeapiserver/options/
+// authentication.go; the real control plane's tests showed it). Nothing
+// left to delete is
 // [lcm.Unchanged]; the detail lists what kubectl deleted (it prints a
 // line per deleted object: staging/src/k8s.io/kubectl/pkg/cmd/delete/delete.go).
 func DeleteVIMCredentials(ctx context.Context, k Kubectl, o VIMOptions) (lcm.Result, error) {

@@ -109,13 +109,19 @@ func InstantiateSingleMaster(t *testing.T, opts sim.Options) {
 func (c *Cluster) AssertVIMToken(token string, valid bool) {
 	c.T.Helper()
 	api := c.ClusterOf().API
-	user, groups, err := api.Authenticate(c.Ctx, token)
 	if !valid {
-		if err == nil {
-			c.T.Errorf("the revoked token still authenticates as %s", user)
-		}
+		// A real API server caches a token's successful authentication
+		// for 10 s (pkg/kubeapiserver/authenticator/config.go: the token
+		// cache's success TTL); the model forgets it at once.
+		Eventually(c.T, func() error {
+			if user, _, err := api.Authenticate(c.Ctx, token); err == nil {
+				return fmt.Errorf("the revoked token still authenticates as %s", user)
+			}
+			return nil
+		})
 		return
 	}
+	user, groups, err := api.Authenticate(c.Ctx, token)
 	if err != nil {
 		c.T.Fatalf("the VIM token does not authenticate: %v", err)
 	}
