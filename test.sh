@@ -3,8 +3,15 @@
 # then runs every check CI runs.
 #
 #   ./test.sh            gofmt, go vet, staticcheck, go test -race ./...,
-#                        in the SDK's module and in realtest/
+#                        in the SDK's module and in realtest/, then the
+#                        kubeadm scenarios against a real kube-apiserver,
+#                        its controllers and etcd (internal/realkube)
 #   ./test.sh -run Foo   extra arguments go to `go test`
+#
+# The real control plane is k8s.io/kubernetes compiled from source: the
+# first run on a machine builds it once (about 11-13 minutes on 2 cores,
+# 2.9 GB of build cache); later runs relink in seconds. Run that suite
+# alone with: (cd internal/realkube && go test -count=1 ./...)
 #
 # Needs: Go 1.26. On Debian it installs with apt-get, when it runs as root,
 # openssh-server and sudo (the transport tests start a real sshd on
@@ -63,9 +70,10 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 
-# realtest/ is a module of its own (its dependencies stay out of the SDK's
-# go.mod), so each check runs in both modules.
-for mod in . realtest; do
+# realtest/ and internal/realkube/ are modules of their own (their
+# dependencies, k8s.io/kubernetes with its replace directives above all,
+# stay out of the SDK's go.mod), so each check runs in every module.
+for mod in . realtest internal/realkube; do
 	echo "==> go vet ($mod)"
 	(cd "$mod" && go vet ./...)
 
@@ -78,3 +86,9 @@ go test -race -count=1 "$@" ./...
 
 echo "==> go test -race (realtest)"
 (cd realtest && go test -race -count=1 "$@" ./...)
+
+# Not under -race: the race detector would compile k8s.io/kubernetes a
+# second time (another cold build) and slow the API server several-fold;
+# the same scenarios run under -race on the in-memory model above.
+echo "==> go test (internal/realkube: the kubeadm scenarios against a real control plane)"
+(cd internal/realkube && go test -count=1 -timeout 45m "$@" ./...)
