@@ -49,11 +49,15 @@ import (
 // (k8s.io/kubectl/pkg/cmd: get, apply, diff, delete, drain, cordon,
 // uncordon, exec, version) run in-process for each invocation, with the
 // kubeconfig the simulated host holds and the process's standard streams.
-// Three things differ from the kubectl binary, each because the host is
+// Four things differ from the kubectl binary, each because the host is
 // simulated:
 //
 //   - the kubeconfig and the files it names are read from the host's
-//     filesystem, as the invoking user (its permissions hold);
+//     filesystem, as the invoking user (its permissions hold); of the
+//     kubeconfig flags, --kubeconfig, --namespace, --context and
+//     --request-timeout are honoured;
+//   - the files of -f, and standard input for "-f -", are copied from the
+//     host to a private directory first (see materializeFiles);
 //   - connections go where the simulated network sends them
 //     ([kube.World.Dial]: the address, a VIP, HAProxy, a control plane
 //     whose API server runs) and end at the real API server of that

@@ -39,9 +39,9 @@ func randomUint64() uint64 {
 	return binary.BigEndian.Uint64(b[:])
 }
 
-// memoryEtcd is the model's etcd: a membership list (kubeadm init's
-// local etcd; join's MemberAdd then the new member's start,
-// cmd/kubeadm/app/phases/etcd/local.go).
+// memoryEtcd is the model's etcd: a membership list, one member per
+// control plane (kubeadm init's local etcd, then each joining control
+// plane's, cmd/kubeadm/app/phases/etcd/local.go), the order they joined.
 type memoryEtcd struct {
 	mu        sync.Mutex
 	members   []EtcdMember

@@ -381,7 +381,7 @@ func (r *kubeadmRun) writeControlPlane(pl *initPlan) (*Cluster, error) {
 		spec.PodSubnet = p
 		spec.NodeCIDRMaskSize = nodeCIDRMaskSize(pl.cluster, p.Addr().Is6())
 	}
-	cp, err := r.w.backend.StartControlPlane(r.ctx, spec)
+	cp, err := r.w.startControlPlane(r.ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("starting the control plane: %w", err)
 	}

@@ -64,6 +64,7 @@ type World struct {
 
 	mu       sync.Mutex
 	clusters []*Cluster
+	planes   []ControlPlane // every control plane started, for Close
 	members  map[*ubuntu.Machine]*member
 	lbs      map[*ubuntu.Machine]bool // machines whose haproxy or keepalived ran
 	warnings []string
@@ -94,13 +95,31 @@ func NewWorld(net containers.Network, backend Backend) *World {
 // Backend is what the world's clusters run on.
 func (w *World) Backend() Backend { return w.backend }
 
-// Close stops the control planes of the world's clusters.
+// Close stops the control planes the world's kubeadm inits started.
 func (w *World) Close() error {
+	w.mu.Lock()
+	planes := w.planes
+	w.planes = nil
+	w.mu.Unlock()
 	var errs []error
-	for _, c := range w.Clusters() {
-		errs = append(errs, c.cp.Close())
+	for _, cp := range planes {
+		errs = append(errs, cp.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// startControlPlane starts a cluster's control plane with the world's
+// backend and remembers it for [World.Close], also when kubeadm init
+// fails after it started.
+func (w *World) startControlPlane(ctx context.Context, spec ControlPlaneSpec) (ControlPlane, error) {
+	cp, err := w.backend.StartControlPlane(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.planes = append(w.planes, cp)
+	return cp, nil
 }
 
 // SetClock replaces the world's clock (time.Now by default): bootstrap
