@@ -32,15 +32,21 @@ import (
 // Cluster is a Kubernetes cluster VNF of the simulated cloud with the
 // hooks that manage it.
 type Cluster struct {
-	T     *testing.T
-	Ctx   context.Context
+	// T is the test the cluster belongs to; helpers fail it.
+	T *testing.T
+	// Ctx bounds the scenario (5 minutes).
+	Ctx context.Context
+	// Cloud is the simulated cloud, its Kubernetes of the backend asked.
 	Cloud *sim.Cloud
-	VNF   *sim.VNF
+	// VNF is the cluster VNF's stack and VMs.
+	VNF *sim.VNF
+	// Hooks manage the cluster, as a driver calls them.
 	Hooks *kubeadm.Hooks
-	Op    kubeadm.Op
+	// Op is what each hook is given: the instance, package, parameters.
+	Op kubeadm.Op
 }
 
-// NewCluster builds the VMs of the cir sample's Cluster (its registries
+// NewCluster builds the VMs of the cir sample's cluster (its registries
 // left out: the registry package's extension is tested with the drivers)
 // with the shape given; nothing is installed on them.
 func NewCluster(t *testing.T, shape sim.ClusterShape, opts sim.Options) *Cluster {
