@@ -131,14 +131,13 @@ func kubectlTool(w *kube.World) ubuntu.Tool {
 		root.SetOut(streams.Out)
 		root.SetErr(streams.ErrOut)
 		flags.AddFlags(root.PersistentFlags())
-		cordon := drain.NewCmdCordon(f, streams)
 		root.AddCommand(
 			get.NewCmdGet("kubectl", f, streams),
 			apply.NewCmdApply("kubectl", f, streams),
 			diff.NewCmdDiff(f, streams),
 			delete.NewCmdDelete(f, streams),
 			drain.NewCmdDrain(f, streams),
-			cordon,
+			drain.NewCmdCordon(f, streams),
 			drain.NewCmdUncordon(f, streams),
 			version.NewCmdVersion(f, streams),
 			execCommand(f, streams, w, m, p),
