@@ -28,7 +28,7 @@ import (
 // containers here: it does not register Nodes (the simulation's kubelet
 // model does, and sets their Ready condition); for each Node whose
 // kubelet reports (Ready True, or False with the kubelet's reason, see
-// nodeReady) it renews the node's Lease and makes the pods bound to it
+// kubeletRuns) it renews the node's Lease and makes the pods bound to it
 // run, and it confirms their deletion. A Node whose Ready condition is
 // Unknown or absent has, as far as it goes, a dead kubelet.
 type nodeSimulator struct {
@@ -179,7 +179,7 @@ func (s *nodeSimulator) nodeChanged(oldObj, obj any) {
 	if !ok {
 		return
 	}
-	if old, ok := oldObj.(*corev1.Node); ok && nodeReady(old) == nodeReady(n) &&
+	if old, ok := oldObj.(*corev1.Node); ok && readyStatus(old) == readyStatus(n) &&
 		old.Spec.PodCIDR == n.Spec.PodCIDR && apiequality.Semantic.DeepEqual(old.Status.Addresses, n.Status.Addresses) {
 		return
 	}
@@ -189,7 +189,7 @@ func (s *nodeSimulator) nodeChanged(oldObj, obj any) {
 			s.queue.Add(key)
 		}
 	}
-	if nodeReady(n) {
+	if kubeletRuns(n) {
 		s.queue.Add(leaseKey + n.Name)
 	}
 }
@@ -234,7 +234,7 @@ func (s *nodeSimulator) renewLeases(ctx context.Context) {
 			continue
 		}
 		for _, n := range nodes {
-			if nodeReady(n) {
+			if kubeletRuns(n) {
 				s.queue.Add(leaseKey + n.Name)
 			}
 		}
@@ -258,7 +258,7 @@ func (s *nodeSimulator) renewLease(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if !nodeReady(n) {
+	if !kubeletRuns(n) {
 		return nil
 	}
 	now := metav1.NewMicroTime(time.Now())
@@ -292,20 +292,25 @@ func (s *nodeSimulator) renewLease(ctx context.Context, name string) error {
 	return err
 }
 
-// nodeReady reports whether a node's kubelet runs: its Ready condition
-// is True, or False with the kubelet's reason (the pod network not ready
-// yet: the kubelet still runs pods, host-network ones first, which is how
-// a CNI DaemonSet's pod readies the node, pkg/kubelet/kubelet.go
-// syncPod's network check). Unknown or absent is a kubelet that stopped
-// posting status (the node lifecycle controller's
-// pkg/controller/nodelifecycle/node_lifecycle_controller.go).
-func nodeReady(n *corev1.Node) bool {
+// readyStatus is a node's Ready condition status ("" when absent).
+func readyStatus(n *corev1.Node) corev1.ConditionStatus {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue || c.Status == corev1.ConditionFalse
+			return c.Status
 		}
 	}
-	return false
+	return ""
+}
+
+// kubeletRuns reports whether a node's kubelet runs: its Ready condition
+// is True, or False with the kubelet's reason (the pod network not ready
+// yet: the kubelet still runs host-network pods, which is how a CNI
+// DaemonSet's pod readies the node; see syncPod). Unknown or absent is a
+// kubelet that stopped posting status (the node lifecycle controller's
+// pkg/controller/nodelifecycle/node_lifecycle_controller.go).
+func kubeletRuns(n *corev1.Node) bool {
+	s := readyStatus(n)
+	return s == corev1.ConditionTrue || s == corev1.ConditionFalse
 }
 
 // syncPod is the kubelet's part for one pod on a Ready node.
@@ -325,7 +330,7 @@ func (s *nodeSimulator) syncPod(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if !nodeReady(n) {
+	if !kubeletRuns(n) {
 		// A dead kubelet: the pod stays as it is (Terminating when
 		// deleted) until the node reports again or pod GC removes it.
 		return nil
@@ -344,6 +349,12 @@ func (s *nodeSimulator) syncPod(ctx context.Context, key string) error {
 		return err
 	}
 	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return nil
+	}
+	if readyStatus(n) != corev1.ConditionTrue && !p.Spec.HostNetwork {
+		// The pod network is not ready: the kubelet starts host-network
+		// pods only (pkg/kubelet/kubelet.go SyncPod: networkErrors and
+		// !IsHostNetworkPod); the node's change to Ready requeues it.
 		return nil
 	}
 	status, ok := s.runningStatus(p, n)
