@@ -185,7 +185,8 @@ func (c *Cluster) Kubectl() kubeadm.Kubectl {
 	return kubeadm.Kubectl{Host: h}
 }
 
-// WebPods returns the pods of the web Deployment by node.
+// WebPods returns the running pods of the web Deployment by node (a
+// pod being deleted, or not started yet, does not count).
 func (c *Cluster) WebPods(k kubeadm.Kubectl) map[string][]string {
 	c.T.Helper()
 	out := map[string][]string{}
@@ -195,7 +196,7 @@ func (c *Cluster) WebPods(k kubeadm.Kubectl) map[string][]string {
 			c.T.Fatal(err)
 		}
 		for _, p := range pods {
-			if p.Labels["app"] == "web" {
+			if p.Labels["app"] == "web" && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 				out[name] = append(out[name], p.Name)
 			}
 		}

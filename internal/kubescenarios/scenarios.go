@@ -196,15 +196,15 @@ func InstantiateThreeMasters(t *testing.T, opts sim.Options) {
 		t.Errorf("the VIP stayed on %s after its HAProxy stopped", first.Resource)
 	}
 	reachable("the first master's HAProxy stopped")
-	// kubectl on the first master goes through the VIP to another
-	// master's API server.
+	// kubectl on a master (admin.conf names the VIP) reaches an API
+	// server through the VIP's new holder.
 	if _, err := c.Kubectl().Nodes(c.Ctx); err != nil {
 		t.Errorf("kubectl through the VIP: %v", err)
 	}
 }
 
-// webPodsSettled waits until the web Deployment's 4 pods are bound to
-// nodes, none of them to avoid, and returns them by node.
+// webPodsSettled waits until the web Deployment's 4 pods run, none of
+// them on avoid, and returns them by node.
 func (c *Cluster) webPodsSettled(k kubeadm.Kubectl, avoid string) map[string][]string {
 	c.T.Helper()
 	var pods map[string][]string
