@@ -52,6 +52,19 @@ type Cmd struct {
 	// Secrets are extra values to scrub from errors and logs, in addition to
 	// the connection's passwords (for example a token the command prints).
 	Secrets []Secret
+	// Brief marks a command that ends on its own within moments whether or
+	// not its connection survives: it stats, reads, hashes or renames local
+	// files, or reads its standard input to the end, and waits on nothing
+	// else (no network, no lock, no service). Such a command is bounded
+	// from the client side only: a context deadline or cancellation ends it
+	// with signals as usual, but it runs without the host-side `timeout`
+	// wrapper, whose extra process costs a fork and exec per command
+	// (BENCHMARKS.md). Leave it false for anything that may block or run
+	// long (package managers, kubeadm, service restarts, downloads): when
+	// the connection drops, only that wrapper stops such a command on the
+	// host, and under sudo only the wrapper passes a cancellation on to the
+	// command's children.
+	Brief bool
 }
 
 // Command returns a Cmd that runs name with args.
@@ -99,7 +112,8 @@ const killAfter = 5 * time.Second
 // The `timeout` wrapper is added when ctx has a deadline, so the
 // command dies on the host even if the connection is lost, and under sudo,
 // because sudo relays SIGTERM only to its direct child and `timeout` passes
-// it on to the whole process group of the command.
+// it on to the whole process group of the command. A Brief command goes
+// without it: it cannot outlive a lost connection by more than moments.
 func commandLine(ctx context.Context, c Cmd, mode sudoMode) (string, error) {
 	if len(c.Args) == 0 || c.Args[0] == "" {
 		return "", errors.New("remote: empty command")
@@ -118,7 +132,7 @@ func commandLine(ctx context.Context, c Cmd, mode sudoMode) (string, error) {
 			words = append(words, "sudo", "-S", "-k", "-p", "", "--")
 		}
 	}
-	if deadline, ok := ctx.Deadline(); ok || len(words) > 0 {
+	if deadline, ok := ctx.Deadline(); (ok || len(words) > 0) && !c.Brief {
 		secs := "0" // no time limit; the wrapper still forwards signals
 		if ok {
 			secs = strconv.FormatInt(max(int64(math.Ceil(time.Until(deadline).Seconds())), 0)+1, 10)
