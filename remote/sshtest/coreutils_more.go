@@ -30,7 +30,7 @@ func moreCoreutils() map[string]Program {
 		"readlink": readlinkProgram, "sort": sortProgram, "uniq": uniqProgram,
 		"tr": trProgram, "cut": cutProgram, "ls": lsProgram, "kill": killProgram,
 		"date": dateProgram, "pwd": pwdProgram, "printenv": printenvProgram,
-		"realpath": realpathProgram,
+		"realpath": realpathProgram, "dd": ddProgram,
 	}
 }
 
