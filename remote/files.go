@@ -105,7 +105,7 @@ func (h *SSHHost) sftpClient(ctx context.Context) (*conn, *sftp.Client, error) {
 		client.Close()
 		return nil, nil, fmt.Errorf("%s: sftp: %w", h.name, err)
 	}
-	c.sftp, c.home, c.sftpInFlight = client, home, inFlight
+	c.sftp, c.home, c.sftpPacket, c.sftpInFlight = client, home, packet, inFlight
 	// Forget the client when its channel ends, so the next use starts a
 	// new one instead of failing forever.
 	go func() {
@@ -296,11 +296,11 @@ func fileUID(fi fs.FileInfo) int64 {
 // returns its path and the content's SHA-256. A staged file that could
 // not be written completely is removed. If the staging directory has
 // disappeared since it was checked (someone removed it), it is made again.
-func (h *SSHHost) stage(ctx context.Context, c *conn, client *sftp.Client, file string, content io.Reader) (staged, sum string, err error) {
+func (h *SSHHost) stage(ctx context.Context, c *conn, client *sftp.Client, content io.Reader) (staged, sum string, verified bool, err error) {
 	for attempt := 0; ; attempt++ {
 		dir, err := h.stagingDir(c, client, attempt > 0)
 		if err != nil {
-			return "", "", err
+			return "", "", false, err
 		}
 		// A random name: it tells nothing about the file, even to someone
 		// who opened the directory in the moment before its chmod.
@@ -310,38 +310,14 @@ func (h *SSHHost) stage(ctx context.Context, c *conn, client *sftp.Client, file 
 			continue
 		}
 		if err != nil {
-			return "", "", fmt.Errorf("%s: creating %s: %w", h.name, staged, err)
+			return "", "", false, fmt.Errorf("%s: creating %s: %w", h.name, staged, err)
 		}
-		if sum, err = h.upload(ctx, f, staged, content, c.sftpInFlight); err != nil {
+		if sum, verified, err = h.upload(ctx, c, client, f, staged, content); err != nil {
 			client.Remove(staged)
-			return "", "", err
+			return "", "", false, err
 		}
-		return staged, sum, nil
+		return staged, sum, verified, nil
 	}
-}
-
-// upload streams content to f, a new staged file, with concurrent SFTP
-// writes and returns its SHA-256. The file is made 0600 before any byte is
-// written, and closed.
-func (h *SSHHost) upload(ctx context.Context, f *sftp.File, staged string, content io.Reader, inFlight int) (string, error) {
-	defer f.Close()
-	if err := f.Chmod(0o600); err != nil {
-		return "", fmt.Errorf("%s: chmod %s: %w", h.name, staged, err)
-	}
-	hashed := newHashingReader(ctxReader{ctx, content})
-	defer hashed.Sum() // stops the hashing goroutine on every path
-	stop := context.AfterFunc(ctx, func() { f.Close() })
-	defer stop()
-	if _, err := f.ReadFromWithConcurrency(hashed, inFlight); err != nil {
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		return "", fmt.Errorf("%s: uploading %s: %w", h.name, staged, err)
-	}
-	if err := f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
-		return "", fmt.Errorf("%s: closing %s: %w", h.name, staged, err)
-	}
-	return hashed.Sum(), nil
 }
 
 // ctxReader stops reading once ctx ends.
@@ -382,7 +358,7 @@ func (h *SSHHost) ReadFile(ctx context.Context, file string, opts FileOptions) (
 		})
 		return data, err
 	}
-	out, err := h.Run(ctx, Cmd{Args: []string{"sh", "-c", readScript, "mgmtkit-read", file}, Sudo: true, OKExit: []int{66}, Idempotent: true})
+	out, err := h.Run(ctx, Cmd{Args: []string{"sh", "-c", readScript, "mgmtkit-read", file}, Sudo: true, OKExit: []int{66}, Idempotent: true, Brief: true})
 	if err != nil {
 		return nil, err
 	}
@@ -455,7 +431,7 @@ func ReadFiles(ctx context.Context, h Host, files []string, opts FileOptions) (m
 		}
 	}
 	args := append([]string{"sh", "-c", readFilesScript, "mgmtkit-read-files"}, files...)
-	out, err := h.Run(ctx, Cmd{Args: args, Sudo: opts.Sudo, Idempotent: true})
+	out, err := h.Run(ctx, Cmd{Args: args, Sudo: opts.Sudo, Idempotent: true, Brief: true})
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func RemoveFiles(ctx context.Context, h Host, files, dirs []string, opts FileOpt
 	}
 	args := []string{"sh", "-c", removeFilesScript, "mgmtkit-remove-files", strconv.Itoa(len(files))}
 	args = append(append(args, files...), dirs...)
-	out, err := h.Run(ctx, Cmd{Args: args, Sudo: opts.Sudo, Idempotent: true})
+	out, err := h.Run(ctx, Cmd{Args: args, Sudo: opts.Sudo, Idempotent: true, Brief: true})
 	if err != nil {
 		return removed, err
 	}

@@ -112,6 +112,7 @@ type conn struct {
 	sftp         *sftp.Client
 	home         string // the login user's home
 	stage        string // the private staging directory, once checked (see stagingDir)
+	sftpPacket   int    // bytes per SFTP write
 	sftpInFlight int    // concurrent write requests per upload
 }
 
@@ -761,6 +762,14 @@ const (
 	sudoCheckUnread = 3
 	sudoCheck       = `[ "$(head -n 1)" = ` + sudoCheckLine + ` ] || exit ` + string('0'+sudoCheckUnread)
 )
+
+// rootEquivalent reports whether the login user is known to become root
+// at will: it is root, or sudo asks it for no password.
+func (h *SSHHost) rootEquivalent() bool {
+	h.sudoMu.Lock()
+	defer h.sudoMu.Unlock()
+	return h.sudo == sudoRoot || h.sudo == sudoNoPasswd
+}
 
 // sudoMode finds out, once per host, how commands get root.
 func (h *SSHHost) sudoMode(ctx context.Context) (sudoMode, error) {

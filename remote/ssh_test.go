@@ -527,7 +527,10 @@ func TestWriteFileSurvivesAConnectionLostDuringTheCommit(t *testing.T) {
 	for i, file := range []string{"/etc/mgmtkit-test.conf", "/home/ubuntu/notes.txt"} {
 		srv.DropConnectionDuring(2) // the probe is the 1st command, the commit the 2nd
 		content := fmt.Sprintf("version %d\n", i)
-		changed, err := h.WriteFile(ctx, file, strings.NewReader(content), remote.FileOptions{Sudo: i == 0, Mode: 0o640})
+		// A group, even the login user's own, takes the write without sudo
+		// through the probe and commit commands (a write that keeps its
+		// owner and group runs none: TestWriteCommandCounts).
+		changed, err := h.WriteFile(ctx, file, strings.NewReader(content), remote.FileOptions{Sudo: i == 0, Mode: 0o640, Group: map[bool]string{true: "", false: "ubuntu"}[i == 0]})
 		if err != nil || !changed {
 			t.Fatalf("%s: changed %v, %v", file, changed, err)
 		}

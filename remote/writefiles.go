@@ -96,6 +96,8 @@ type attempt struct {
 	upload       bool   // the content differs (or may differ) and is uploaded
 	tried        bool   // an upload of the content started
 	staged       string // the staged file, once uploaded
+	verified     bool   // the staged file was checked against sum on its way
+	done         bool   // put in place over SFTP (commitSFTP)
 }
 
 // attrsDiffer reports whether the file exists with other attributes than
@@ -213,7 +215,13 @@ func (h *SSHHost) writeOnce(ctx context.Context, ws []fileWrite) (changed []bool
 	for i := range ws {
 		ws[i].size = knownSize(ws[i].content)
 	}
-	curs, err := h.probe(ctx, ws, false)
+	var curs []remoteFile
+	if h.sftpProbes(ws) {
+		curs, err = h.probeSFTP(ctx, ws[0])
+	}
+	if curs == nil && err == nil {
+		curs, err = h.probe(ctx, ws, false)
+	}
 	if err != nil {
 		return changed, false, err
 	}
@@ -233,36 +241,46 @@ func (h *SSHHost) writeOnce(ctx context.Context, ws []fileWrite) (changed []bool
 		return changed, false, err
 	}
 
-	commit := []string{"sh", "-c", commitScript, "mgmtkit-commit", "rename"}
-	if sudo {
-		// Under sudo the staged file is copied into a root-owned
-		// temporary file: the login user keeps no descriptor on the file
-		// root ends up using.
+	if done, lost, err := h.commitSFTP(ctx, ws, changed); done || err != nil {
+		return changed, lost, err
+	}
+	commit := []string{"sh", "-c", commitScript, "mgmtkit-commit", "link"}
+	if sudo && !h.rootEquivalent() {
+		// The login user needs a password to become root: the staged
+		// file is copied into a root-owned temporary file, so that the
+		// login user keeps no descriptor on the file root ends up using.
 		commit[4] = "copy"
 	}
 	uploads := false
 	for i, w := range ws {
 		switch {
+		case w.done:
+			changed[i] = true
+			continue
 		case w.upload:
 			uploads = true
-			commit = append(commit, w.staged, w.path, w.sum, strconv.FormatUint(uint64(w.mode), 8), w.owner, w.group)
+			verified := ""
+			if w.verified {
+				verified = "verified"
+			}
+			commit = append(commit, w.staged, w.path, w.sum, verified, strconv.FormatUint(uint64(w.mode), 8), w.owner, w.group)
 		case w.attrsDiffer():
 			owner, group := w.owner, w.group
 			if owner == w.cur.owner && group == w.cur.group {
 				owner, group = "", "" // only the mode differs
 			}
-			commit = append(commit, "", w.path, w.sum, strconv.FormatUint(uint64(w.mode), 8), owner, group)
+			commit = append(commit, "", w.path, w.sum, "", strconv.FormatUint(uint64(w.mode), 8), owner, group)
 		default:
 			continue
 		}
 		changed[i] = true
 	}
-	if len(commit) == 5 {
+	if len(commit) == 5 { // nothing to commit
 		return changed, false, nil
 	}
 	// A commit that only fixes attributes may run twice; one that moves
 	// staged files may not (Run would find them gone).
-	_, err = h.Run(ctx, Cmd{Args: commit, Sudo: sudo, Idempotent: !uploads})
+	_, err = h.Run(ctx, Cmd{Args: commit, Sudo: sudo, Idempotent: !uploads, Brief: true})
 	if errors.Is(err, ErrConnectionLost) {
 		// The commit may have finished before the connection dropped:
 		// look again on a new connection.
@@ -339,11 +357,11 @@ func (h *SSHHost) stageAll(ctx context.Context, ws []fileWrite) error {
 				}
 			}
 			w.tried = true
-			staged, sum, err := h.stage(ctx, c, client, w.path, w.content)
+			staged, sum, verified, err := h.stage(ctx, c, client, w.content)
 			if err != nil {
 				return err
 			}
-			w.staged = staged
+			w.staged, w.verified = staged, verified
 			switch {
 			case w.sum != "" && sum != w.sum:
 				return fmt.Errorf("%s: content for %s changed while it was uploaded", h.name, w.path)
@@ -425,7 +443,7 @@ func (h *SSHHost) probe(ctx context.Context, ws []fileWrite, hashAll bool) ([]re
 		}
 		args = append(args, w.path, want)
 	}
-	out, err := h.Run(ctx, Cmd{Args: args, Sudo: ws[0].opts.Sudo, Idempotent: true})
+	out, err := h.Run(ctx, Cmd{Args: args, Sudo: ws[0].opts.Sudo, Idempotent: true, Brief: true})
 	if err != nil {
 		return nil, err
 	}
@@ -459,19 +477,23 @@ func (h *SSHHost) probe(ctx context.Context, ws []fileWrite, hashAll bool) ([]re
 }
 
 // commitScript puts files in place. Its first argument is how a staged
-// file reaches its destination's directory, "rename" or "copy"; the
-// others come in groups of six: staged file (empty to fix only the mode
-// and owner of the destination), destination, expected SHA-256, mode
-// (octal), owner, group (both empty to keep them).
+// file reaches its destination's directory, "link" or "copy"; the others
+// come in groups of seven: staged file (empty to fix only the mode and
+// owner of the destination), destination, expected SHA-256, "verified"
+// when the staged file was checked against it during its upload (or
+// empty), mode (octal), owner, group (both empty to keep them).
 //
 // Each staged file is first put in a temporary file next to its
 // destination, made by mktemp (mode 0600), so that the final step is a
 // rename within one directory: readers see the old file or the new one,
-// never a part. "rename" moves it there (mv renames within a filesystem
-// and copies across them); "copy", for commits under sudo, copies it into
+// never a part. "link" hard-links the staged file there when both are on
+// one file system (no byte is copied) and copies it otherwise; "copy",
+// for commits under a sudo that needs a password, always copies it into
 // the root-owned temporary file, so that the login user keeps no
-// descriptor on the file root ends up using. The temporary file is
-// verified against the expected checksum, given its owner and mode and
+// descriptor on the file root ends up using (a login user who may become
+// root at will gains nothing from one, so "link" serves the others). The
+// temporary file is verified against the expected checksum unless it is
+// the very file verified during the upload, given its owner and mode and
 // renamed; the staged file is removed whatever happens to it. A
 // destination whose owner or group changes in place is first narrowed to
 // the bits its old and new modes share, so that the new owner or group
@@ -479,9 +501,9 @@ func (h *SSHHost) probe(ctx context.Context, ws []fileWrite, hashAll bool) ([]re
 const commitScript = `set -eu
 ` + sha256Func + `how=$1
 shift
-while [ $# -ge 6 ]; do
-  src=$1 dst=$2 sum=$3 mode=$4 owner=$5 group=$6
-  shift 6
+while [ $# -ge 7 ]; do
+  src=$1 dst=$2 sum=$3 verified=$4 mode=$5 owner=$6 group=$7
+  shift 7
   if [ -z "$src" ]; then
     if [ -n "$owner$group" ]; then
       old=$(stat -c %a -- "$dst")
@@ -497,11 +519,19 @@ while [ $# -ge 6 ]; do
   mkdir -p -- "$dir"
   tmp=$(mktemp -p "$dir" ".${dst##*/}.mgmtkit-XXXXXX")
   trap 'rm -f -- "$src" "$tmp"' EXIT
-  if [ "$how" = rename ]; then mv -f -- "$src" "$tmp"; else cat -- "$src" > "$tmp"; rm -f -- "$src"; fi
-  got=$(sha256 < "$tmp")
-  if [ "${got%% *}" != "$sum" ]; then
-    echo "checksum mismatch after transfer of $dst" >&2
-    exit 65
+  if [ "$how" = link ] && ln -f -- "$src" "$tmp" 2>/dev/null; then
+    rm -f -- "$src"
+  else
+    cat -- "$src" > "$tmp"
+    rm -f -- "$src"
+    verified=
+  fi
+  if [ -z "$verified" ]; then
+    got=$(sha256 < "$tmp")
+    if [ "${got%% *}" != "$sum" ]; then
+      echo "checksum mismatch after transfer of $dst" >&2
+      exit 65
+    fi
   fi
   if [ -n "$owner$group" ]; then chown -- "$owner:$group" "$tmp"; fi
   chmod -- "$mode" "$tmp"
