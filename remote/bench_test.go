@@ -108,8 +108,64 @@ func BenchmarkRun(b *testing.B) {
 		b.Run("plain", func(b *testing.B) { benchRunLoop(b, h, context.Background(), remote.Command("true")) })
 		// A deadline adds the `timeout` wrapper (one more exec).
 		b.Run("deadline", func(b *testing.B) { benchRunLoop(b, h, ctx, remote.Command("true")) })
+		// A Brief command is bounded from the client side only.
+		b.Run("deadline-brief", func(b *testing.B) { benchRunLoop(b, h, ctx, remote.Cmd{Args: []string{"true"}, Brief: true}) })
 		b.Run("sudo", func(b *testing.B) { benchRunLoop(b, h, ctx, remote.Cmd{Args: []string{"true"}, Sudo: true}) })
+		b.Run("sudo-brief", func(b *testing.B) { benchRunLoop(b, h, ctx, remote.Cmd{Args: []string{"true"}, Sudo: true, Brief: true}) })
 	})
+}
+
+// BenchmarkRunDeadline runs `true` on a warm connection to the real sshd
+// without a deadline, with one (the host-side `timeout` wrapper) and with
+// one as a Brief command (bounded from the client side), in turn within
+// each iteration, and reports each one's median, min and max latency and
+// the medians' differences to the command without a deadline.
+func BenchmarkRunDeadline(b *testing.B) {
+	srv := sshdtest.Start(b)
+	h := benchReal(b, srv, srv.User(sshdtest.SudoNoPassword))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	type variant struct {
+		name string
+		ctx  context.Context
+		cmd  remote.Cmd
+	}
+	vs := []variant{
+		{"plain", context.Background(), remote.Command("true")},
+		{"deadline", ctx, remote.Command("true")},
+		{"deadline-brief", ctx, remote.Cmd{Args: []string{"true"}, Brief: true}},
+		{"sudo", context.Background(), remote.Cmd{Args: []string{"true"}, Sudo: true}},
+		{"sudo-brief", context.Background(), remote.Cmd{Args: []string{"true"}, Sudo: true, Brief: true}},
+	}
+	for _, v := range vs { // warm: connection, sudo probe
+		if _, err := h.Run(v.ctx, v.cmd); err != nil {
+			b.Fatal(err)
+		}
+	}
+	spent := make([][]time.Duration, len(vs))
+	for i := 0; b.Loop(); i++ {
+		for k := range vs {
+			j := (i + k) % len(vs)
+			start := time.Now()
+			if _, err := h.Run(vs[j].ctx, vs[j].cmd); err != nil {
+				b.Fatal(err)
+			}
+			spent[j] = append(spent[j], time.Since(start))
+		}
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	medians := make([]time.Duration, len(vs))
+	for j, v := range vs {
+		ds := slices.Clone(spent[j])
+		slices.Sort(ds)
+		medians[j] = ds[len(ds)/2]
+		b.ReportMetric(ms(medians[j]), v.name+"-ms")
+		b.ReportMetric(ms(ds[0]), v.name+"-min-ms")
+		b.ReportMetric(ms(ds[len(ds)-1]), v.name+"-max-ms")
+	}
+	b.ReportMetric(ms(medians[1]-medians[0]), "deadline-over-plain-ms")
+	b.ReportMetric(ms(medians[2]-medians[0]), "brief-over-plain-ms")
+	b.ReportMetric(ms(medians[4]-medians[3]), "sudo-brief-over-sudo-ms")
 }
 
 // openSSH builds OpenSSH client command lines for a sshdtest server,

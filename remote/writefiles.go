@@ -357,7 +357,7 @@ func (h *SSHHost) stageAll(ctx context.Context, ws []fileWrite) error {
 				}
 			}
 			w.tried = true
-			staged, sum, verified, err := h.stage(ctx, c, client, w.content)
+			staged, sum, verified, err := h.stage(ctx, c, client, w.content, keepsOwnership(*w))
 			if err != nil {
 				return err
 			}
