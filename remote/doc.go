@@ -28,11 +28,17 @@
 //   - Cancelling a command's context ends it on the host: SIGTERM reaches its
 //     whole process group, through sudo too (a `timeout` wrapper relays it),
 //     and a context deadline is also enforced on the host, so a command
-//     cannot outlive a lost connection by more than a few seconds.
+//     cannot outlive a lost connection by more than a few seconds. A
+//     [Cmd.Brief] command, one that ends on its own in moments (the
+//     package's own probes, reads and commits), is bounded from the client
+//     side only and spares the wrapper's process.
 //   - [Host.WriteFile] streams content with concurrent SFTP writes in
-//     constant memory, stages it, verifies its SHA-256 on the host and
-//     renames it into place, and does nothing (reporting unchanged) when the
-//     file already holds those bytes with the wanted mode and owner.
+//     constant memory, stages it, verifies its SHA-256 on the host as it
+//     lands (no second pass after the last byte) and renames it into place,
+//     and does nothing (reporting unchanged) when the file already holds
+//     those bytes with the wanted mode and owner. Without sudo a file that
+//     keeps its owner and group is checked and renamed over SFTP, with no
+//     command at all when it is small.
 //     [WriteFiles] does the same for several files with one probe and one
 //     commit; both run the same engine (plan, probe, stage, verify, commit).
 //     [EditBlock] maintains one BEGIN/END-marked block in a line file such

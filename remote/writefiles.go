@@ -54,12 +54,23 @@ func WriteFiles(ctx context.Context, h Host, files []FileWrite) ([]bool, error) 
 // WriteFile writes content to path atomically. See [Host]. It is
 // [SSHHost.WriteFiles] for one file whose content is streamed.
 //
-// The content is hashed first when it is seekable (an *os.File, a
-// *bytes.Reader, most fs.File values), so an unchanged file costs one
-// command and no transfer. Otherwise it is streamed to a staging file in
+// The content is streamed with concurrent SFTP writes to a staging file in
 // the login user's private staging directory (~/.mgmtkit-staging, mode
-// 0700) and compared there, then moved into place by one command, run
-// through sudo for root-owned destinations (Sudo).
+// 0700) and verified there as it lands: a file over 1 MiB is hashed on the
+// host segment by segment as the writes are acknowledged, so only the last
+// segment is left to hash after the last byte; a smaller one is read back
+// where that spares the commit command, and hashed by the commit
+// otherwise. It is then put in place by an atomic rename.
+//
+// Without sudo, for a file that keeps its owner and group, the file is
+// checked (stat, and a read-back of a small file of the content's size)
+// and put in place (chmod, posix-rename) over SFTP; a large file costs one
+// command, the host's hash, and a small one none. Otherwise one command
+// probes (hashing a file of the content's size, so that an unchanged file
+// costs no transfer when the content is seekable) and one commits, under
+// sudo for root-owned destinations (Sudo); a login user who becomes root
+// without a password has the staged file hard-linked into place, one who
+// needs a password has it copied into a root-owned file.
 func (h *SSHHost) WriteFile(ctx context.Context, file string, content io.Reader, opts FileOptions) (bool, error) {
 	changed, err := h.write(ctx, []fileWrite{{path: file, content: content, opts: opts}})
 	return changed[0], err
@@ -109,12 +120,15 @@ func (w *fileWrite) attrsDiffer() bool {
 // write is the write engine behind WriteFile and WriteFiles. It checks
 // every request before anything runs, then takes four steps: one command
 // probes every file (mode, owner, group, size, and SHA-256 where the size
-// matches or is unknown); the plan leaves alone each file that holds its
+// matches or is unknown), or SFTP does for one file that keeps its
+// ownership (probeSFTP); the plan leaves alone each file that holds its
 // content with its attributes, and hashes seekable content to find files
 // whose content is right and only attributes differ; each file that needs
 // its content is streamed over SFTP into the staging directory, hashed on
-// the way; one command commits the staged files (verify SHA-256, owner,
-// mode, rename) and fixes the attributes of the others.
+// the way out and, where it pays, verified on the host as it lands
+// (upload); one command commits the staged files (verify SHA-256 unless
+// verified already, owner, mode, rename) and fixes the attributes of the
+// others, or SFTP does when every file keeps its ownership (commitSFTP).
 //
 // If the connection drops during the commit, a new probe tells whether it
 // finished; if it did not, the write starts over once from the start of
