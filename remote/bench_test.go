@@ -111,7 +111,9 @@ func BenchmarkRun(b *testing.B) {
 		// A Brief command is bounded from the client side only.
 		b.Run("deadline-brief", func(b *testing.B) { benchRunLoop(b, h, ctx, remote.Cmd{Args: []string{"true"}, Brief: true}) })
 		b.Run("sudo", func(b *testing.B) { benchRunLoop(b, h, ctx, remote.Cmd{Args: []string{"true"}, Sudo: true}) })
-		b.Run("sudo-brief", func(b *testing.B) { benchRunLoop(b, h, ctx, remote.Cmd{Args: []string{"true"}, Sudo: true, Brief: true}) })
+		b.Run("sudo-brief", func(b *testing.B) {
+			benchRunLoop(b, h, ctx, remote.Cmd{Args: []string{"true"}, Sudo: true, Brief: true})
+		})
 	})
 }
 
