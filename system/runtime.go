@@ -71,7 +71,7 @@ func DetectRuntimes(ctx context.Context, h remote.Host) ([]Runtime, error) {
 // v2.2.0 SHA", Docker's containerd.io "containerd containerd.io 1.7.12
 // SHA" (cmd/containerd/command/main.go: app.Version).
 func ContainerdRelease(ctx context.Context, h remote.Host) (release string, major int, err error) {
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"containerd", "--version"}, Idempotent: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"containerd", "--version"}, Idempotent: true, Brief: true})
 	if err != nil {
 		return "", 0, err
 	}
