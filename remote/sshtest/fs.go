@@ -266,13 +266,20 @@ func (f *FS) idName(db string, id, minFields int) string {
 	return strconv.Itoa(id)
 }
 
-// dbEntries parses a colon-separated account database such as /etc/passwd.
+// dbEntries parses a colon-separated account database such as /etc/passwd:
+// its lines of at least minFields fields. The result is shared (see
+// accountDBs) and must not be modified.
 func (f *FS) dbEntries(name string, minFields int) [][]string {
 	data, err := f.ReadFile(name)
 	if err != nil {
 		return nil
 	}
-	var out [][]string
+	accountDBs.mu.Lock()
+	out, ok := accountDBs.m[string(data)][minFields]
+	accountDBs.mu.Unlock()
+	if ok {
+		return out
+	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		fields := strings.Split(sc.Text(), ":")
@@ -280,7 +287,27 @@ func (f *FS) dbEntries(name string, minFields int) [][]string {
 			out = append(out, fields)
 		}
 	}
+	accountDBs.mu.Lock()
+	if accountDBs.m == nil || len(accountDBs.m) >= 256 {
+		accountDBs.m = map[string]map[int][][]string{}
+	}
+	byMin := accountDBs.m[string(data)]
+	if byMin == nil {
+		byMin = map[int][][]string{}
+		accountDBs.m[string(data)] = byMin
+	}
+	byMin[minFields] = out
+	accountDBs.mu.Unlock()
 	return out
+}
+
+// accountDBs remembers parsed account databases by content: every
+// command looks its user up in /etc/passwd and /etc/group, which rarely
+// change and are alike on every host. It forgets everything at 256
+// contents.
+var accountDBs struct {
+	mu sync.Mutex
+	m  map[string]map[int][][]string // content → minFields → entries
 }
 
 // --- the permission-checked view ---------------------------------------------
