@@ -507,7 +507,7 @@ func (u *UserFS) ReadFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	return f.readAll()
 }
 
 // WriteFile creates or truncates a file and writes data to it; perm (less the
@@ -943,6 +943,57 @@ func (f *File) Read(p []byte) (int, error) {
 		err = nil
 	}
 	return n, err
+}
+
+// WriteTo writes the file from the current offset to its end to w,
+// advancing the offset, as a loop of Read and w.Write does. It makes File
+// an io.WriterTo, so that io.Copy from a File (a shell's `< file`) reuses
+// a pooled buffer instead of allocating one per copy.
+func (f *File) WriteTo(w io.Writer) (int64, error) {
+	buf := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(buf)
+	var total int64
+	for {
+		n, err := f.Read(*buf)
+		if n > 0 {
+			m, werr := w.Write((*buf)[:n])
+			total += int64(m)
+			switch {
+			case werr != nil:
+				return total, werr
+			case m != n:
+				return total, io.ErrShortWrite
+			}
+		}
+		switch {
+		case err == io.EOF:
+			return total, nil
+		case err != nil:
+			return total, err
+		}
+	}
+}
+
+// readAll reads the file from the current offset to its end into a
+// buffer of the file's size.
+func (f *File) readAll() ([]byte, error) {
+	f.fs.mu.RLock()
+	size := len(f.n.data)
+	f.fs.mu.RUnlock()
+	b := make([]byte, 0, size+1) // one byte more for the read at EOF, as os.ReadFile
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // ReadAt reads from an absolute offset.
