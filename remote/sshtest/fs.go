@@ -400,16 +400,25 @@ func (u *UserFS) walk(op, name string, follow bool) (resolved, error) {
 }
 
 // walkOnce walks name; if it meets a symbolic link it must follow, it returns
-// the path to restart with.
+// the path to restart with. name is absolute and clean (walk makes it so,
+// and so is every restart path), which lets the walk slice it instead of
+// splitting and joining: the path of the elements walked so far is a
+// prefix of name.
 func (u *UserFS) walkOnce(op, orig, name string, follow bool) (resolved, string, error) {
-	parts := strings.Split(strings.TrimPrefix(name, "/"), "/")
 	if name == "/" {
 		return resolved{node: u.fs.root, path: "/", name: "/"}, "", nil
 	}
 	dir := u.fs.root
 	cur := "/"
-	for i, p := range parts {
-		last := i == len(parts)-1
+	for start := 1; ; {
+		end := strings.IndexByte(name[start:], '/')
+		last := end < 0
+		if last {
+			end = len(name)
+		} else {
+			end += start
+		}
+		p := name[start:end]
 		if !dir.mode.IsDir() {
 			return resolved{}, "", pathErr(op, orig, syscall.ENOTDIR)
 		}
@@ -422,19 +431,22 @@ func (u *UserFS) walkOnce(op, orig, name string, follow bool) (resolved, string,
 			if !path.IsAbs(target) {
 				target = path.Join(cur, target)
 			}
-			rest := path.Join(parts[i+1:]...)
+			rest := ""
+			if !last {
+				rest = name[end+1:]
+			}
 			return resolved{}, path.Clean(target + "/" + rest), nil
 		}
 		if last {
-			return resolved{parent: dir, name: p, node: child, path: path.Join(cur, p)}, "", nil
+			return resolved{parent: dir, name: p, node: child, path: name}, "", nil
 		}
 		if child == nil {
 			return resolved{}, "", pathErr(op, orig, syscall.ENOENT)
 		}
 		dir = child
-		cur = path.Join(cur, p)
+		cur = name[:end]
+		start = end + 1
 	}
-	panic("unreachable")
 }
 
 // Stat returns information about a file, following symbolic links.
