@@ -309,30 +309,37 @@ func (c *Cloud) newHost(role lcm.Role, login Login, addrs []string, packages []s
 	return h, nil
 }
 
-// register makes a host reachable and known.
-func (c *Cloud) register(h *Host) error {
+// register makes hosts reachable and known, rewriting known_hosts once
+// for all of them.
+func (c *Cloud) register(hs ...*Host) error {
 	c.mu.Lock()
-	c.hosts[h.ServerID] = h
-	for a, l := range h.listeners {
-		c.listen[a] = l
+	for _, h := range hs {
+		c.hosts[h.ServerID] = h
+		for a, l := range h.listeners {
+			c.listen[a] = l
+		}
 	}
 	c.mu.Unlock()
 	return c.writeKnownHosts()
 }
 
-// retire stops a host: its addresses stop answering.
-func (c *Cloud) retire(h *Host) error {
-	c.mu.Lock()
-	delete(c.hosts, h.ServerID)
-	for a, l := range h.listeners {
-		if c.listen[a] == l {
-			delete(c.listen, a)
+// retire stops hosts: their addresses stop answering. known_hosts is
+// rewritten once for all of them.
+func (c *Cloud) retire(hs ...*Host) error {
+	var err error
+	for _, h := range hs {
+		c.mu.Lock()
+		delete(c.hosts, h.ServerID)
+		for a, l := range h.listeners {
+			if c.listen[a] == l {
+				delete(c.listen, a)
+			}
 		}
+		c.retired = append(c.retired, h)
+		c.mu.Unlock()
+		c.forgetKube(h.Machine)
+		err = errors.Join(err, h.SSH.Close())
 	}
-	c.retired = append(c.retired, h)
-	c.mu.Unlock()
-	c.forgetKube(h.Machine)
-	err := h.SSH.Close()
 	return errors.Join(err, c.writeKnownHosts())
 }
 
@@ -370,7 +377,7 @@ func (c *Cloud) writeKnownHosts() error {
 	for _, h := range c.Hosts() {
 		key := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(h.SSH.HostKey())))
 		for _, a := range h.Addresses {
-			fmt.Fprintf(&b, "%s %s\n", a, key)
+			b.WriteString(a + " " + key + "\n")
 		}
 	}
 	tmp := c.KnownHostsFile() + ".tmp"

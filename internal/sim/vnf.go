@@ -342,8 +342,10 @@ func (v *VNF) adopt(aspect string) ([]*Host, error) {
 		}
 		h.Resource, h.CreatedAt = m.Name, m.CreatedAt
 		h.vnfcID = "vnfc-" + m.Name
-		err = errors.Join(err, v.cloud.register(h))
 		added = append(added, h)
+	}
+	if len(added) > 0 {
+		err = errors.Join(err, v.cloud.register(added...))
 	}
 	return added, err
 }
@@ -389,8 +391,10 @@ func (v *VNF) ScaleIn(aspect string, names ...string) ([]*Host, error) {
 	for _, h := range v.cloud.Hosts() {
 		if before[h.StackID] {
 			removed = append(removed, h)
-			err = errors.Join(err, v.cloud.retire(h))
 		}
+	}
+	if len(removed) > 0 {
+		err = errors.Join(err, v.cloud.retire(removed...))
 	}
 	return removed, err
 }

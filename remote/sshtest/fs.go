@@ -266,13 +266,20 @@ func (f *FS) idName(db string, id, minFields int) string {
 	return strconv.Itoa(id)
 }
 
-// dbEntries parses a colon-separated account database such as /etc/passwd.
+// dbEntries parses a colon-separated account database such as /etc/passwd:
+// its lines of at least minFields fields. The result is shared (see
+// accountDBs) and must not be modified.
 func (f *FS) dbEntries(name string, minFields int) [][]string {
 	data, err := f.ReadFile(name)
 	if err != nil {
 		return nil
 	}
-	var out [][]string
+	accountDBs.mu.Lock()
+	out, ok := accountDBs.m[string(data)][minFields]
+	accountDBs.mu.Unlock()
+	if ok {
+		return out
+	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		fields := strings.Split(sc.Text(), ":")
@@ -280,7 +287,27 @@ func (f *FS) dbEntries(name string, minFields int) [][]string {
 			out = append(out, fields)
 		}
 	}
+	accountDBs.mu.Lock()
+	if accountDBs.m == nil || len(accountDBs.m) >= 256 {
+		accountDBs.m = map[string]map[int][][]string{}
+	}
+	byMin := accountDBs.m[string(data)]
+	if byMin == nil {
+		byMin = map[int][][]string{}
+		accountDBs.m[string(data)] = byMin
+	}
+	byMin[minFields] = out
+	accountDBs.mu.Unlock()
 	return out
+}
+
+// accountDBs remembers parsed account databases by content: every
+// command looks its user up in /etc/passwd and /etc/group, which rarely
+// change and are alike on every host. It forgets everything at 256
+// contents.
+var accountDBs struct {
+	mu sync.Mutex
+	m  map[string]map[int][][]string // content → minFields → entries
 }
 
 // --- the permission-checked view ---------------------------------------------
@@ -373,16 +400,25 @@ func (u *UserFS) walk(op, name string, follow bool) (resolved, error) {
 }
 
 // walkOnce walks name; if it meets a symbolic link it must follow, it returns
-// the path to restart with.
+// the path to restart with. name is absolute and clean (walk makes it so,
+// and so is every restart path), which lets the walk slice it instead of
+// splitting and joining: the path of the elements walked so far is a
+// prefix of name.
 func (u *UserFS) walkOnce(op, orig, name string, follow bool) (resolved, string, error) {
-	parts := strings.Split(strings.TrimPrefix(name, "/"), "/")
 	if name == "/" {
 		return resolved{node: u.fs.root, path: "/", name: "/"}, "", nil
 	}
 	dir := u.fs.root
 	cur := "/"
-	for i, p := range parts {
-		last := i == len(parts)-1
+	for start := 1; ; {
+		end := strings.IndexByte(name[start:], '/')
+		last := end < 0
+		if last {
+			end = len(name)
+		} else {
+			end += start
+		}
+		p := name[start:end]
 		if !dir.mode.IsDir() {
 			return resolved{}, "", pathErr(op, orig, syscall.ENOTDIR)
 		}
@@ -395,19 +431,22 @@ func (u *UserFS) walkOnce(op, orig, name string, follow bool) (resolved, string,
 			if !path.IsAbs(target) {
 				target = path.Join(cur, target)
 			}
-			rest := path.Join(parts[i+1:]...)
+			rest := ""
+			if !last {
+				rest = name[end+1:]
+			}
 			return resolved{}, path.Clean(target + "/" + rest), nil
 		}
 		if last {
-			return resolved{parent: dir, name: p, node: child, path: path.Join(cur, p)}, "", nil
+			return resolved{parent: dir, name: p, node: child, path: name}, "", nil
 		}
 		if child == nil {
 			return resolved{}, "", pathErr(op, orig, syscall.ENOENT)
 		}
 		dir = child
-		cur = path.Join(cur, p)
+		cur = name[:end]
+		start = end + 1
 	}
-	panic("unreachable")
 }
 
 // Stat returns information about a file, following symbolic links.
@@ -480,7 +519,7 @@ func (u *UserFS) ReadFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	return f.readAll()
 }
 
 // WriteFile creates or truncates a file and writes data to it; perm (less the
@@ -916,6 +955,57 @@ func (f *File) Read(p []byte) (int, error) {
 		err = nil
 	}
 	return n, err
+}
+
+// WriteTo writes the file from the current offset to its end to w,
+// advancing the offset, as a loop of Read and w.Write does. It makes File
+// an io.WriterTo, so that io.Copy from a File (a shell's `< file`) reuses
+// a pooled buffer instead of allocating one per copy.
+func (f *File) WriteTo(w io.Writer) (int64, error) {
+	buf := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(buf)
+	var total int64
+	for {
+		n, err := f.Read(*buf)
+		if n > 0 {
+			m, werr := w.Write((*buf)[:n])
+			total += int64(m)
+			switch {
+			case werr != nil:
+				return total, werr
+			case m != n:
+				return total, io.ErrShortWrite
+			}
+		}
+		switch {
+		case err == io.EOF:
+			return total, nil
+		case err != nil:
+			return total, err
+		}
+	}
+}
+
+// readAll reads the file from the current offset to its end into a
+// buffer of the file's size.
+func (f *File) readAll() ([]byte, error) {
+	f.fs.mu.RLock()
+	size := len(f.n.data)
+	f.fs.mu.RUnlock()
+	b := make([]byte, 0, size+1) // one byte more for the read at EOF, as os.ReadFile
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // ReadAt reads from an absolute offset.

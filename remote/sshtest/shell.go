@@ -41,7 +41,8 @@ type shell struct {
 // file the script touches is in the host's [FS]; every program it runs is a
 // fake. options are bash's command-line options ("-e", "-o", "pipefail").
 func (s *Server) runShell(ctx context.Context, p *Process, script, name string, params, options []string) int {
-	file, err := parseScript(script, name)
+	parsed := parsedScripts.get(script, name)
+	file, err := parsed.file, parsed.err
 	if err != nil {
 		// bash: "bash: line 1: syntax error ..."; the text after it is
 		// the parser's.
@@ -60,7 +61,7 @@ func (s *Server) runShell(ctx context.Context, p *Process, script, name string, 
 	sh := &shell{
 		s: s, p: p, name: name,
 		oneLine:    !strings.Contains(strings.TrimRight(script, "\n"), "\n"),
-		redirLines: redirectLines(file),
+		redirLines: parsed.redirLines,
 		umask:      p.FS.Umask(),
 	}
 
@@ -77,7 +78,7 @@ func (s *Server) runShell(ctx context.Context, p *Process, script, name string, 
 			return 2
 		}
 		go func() {
-			io.Copy(pw, p.Stdin)
+			copyPooled(pw, p.Stdin)
 			pw.Close()
 		}()
 		stop := context.AfterFunc(ctx, func() { pr.Close() })

@@ -67,10 +67,14 @@ func (m *MemoryAPI) nodes() []*corev1.Node {
 	return out
 }
 
+// pods returns the stored pods of a namespace (all with ""), sorted.
+// They are the stored objects themselves, not copies: a controller reads
+// them and modifies a DeepCopy, which it stores (with put), as the
+// stored objects are never changed in place.
 func (m *MemoryAPI) pods(namespace string) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, o := range m.listLocked(KindPod, namespace) {
-		out = append(out, o.(*corev1.Pod).DeepCopy())
+		out = append(out, o.(*corev1.Pod))
 	}
 	return out
 }
@@ -691,6 +695,7 @@ func (m *MemoryAPI) scheduleLocked() {
 				best = n
 			}
 		}
+		p = p.DeepCopy() // a stored pod (see pods)
 		if best == nil {
 			m.markUnschedulable(p, len(nodes), reasons)
 			continue

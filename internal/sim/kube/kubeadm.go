@@ -294,7 +294,7 @@ func kubeletHealthy(m *ubuntu.Machine) error {
 	if !ok {
 		return fmt.Errorf("%s", refused)
 	}
-	if swapOn(m) && (kc.FailSwapOn == nil || *kc.FailSwapOn) {
+	if swapOn(m) && kc.failSwapOn {
 		return fmt.Errorf("%s", refused)
 	}
 	return nil

@@ -241,7 +241,7 @@ func (w *World) nodeReady(ctx context.Context, c *Cluster, m *ubuntu.Machine, mb
 		return corev1.ConditionFalse, notReady, "container runtime not ready: RuntimeReady=false reason:RuntimeNotReady message:" + err
 	}
 	kc, _ := readKubeletConfig(m)
-	driver := kc.CgroupDriver
+	driver := kc.cgroupDriver
 	if driver == "" {
 		driver = "cgroupfs" // the kubelet's own default without kubeadm
 	}
@@ -260,17 +260,36 @@ func (w *World) nodeReady(ctx context.Context, c *Cluster, m *ubuntu.Machine, mb
 	return corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"
 }
 
-// readKubeletConfig reads /var/lib/kubelet/config.yaml.
-func readKubeletConfig(m *ubuntu.Machine) (kubeletConfig, bool) {
-	var kc kubeletConfig
+// kubeletSettings are the fields of the kubelet's configuration file
+// that the kubelet model acts on.
+type kubeletSettings struct {
+	cgroupDriver string
+	failSwapOn   bool // failSwapOn, true when unset
+}
+
+// parsedKubeletConfig holds what readKubeletConfig parsed.
+type parsedKubeletConfig struct {
+	settings kubeletSettings
+	ok       bool
+}
+
+var kubeletConfigs parseCache[parsedKubeletConfig]
+
+// readKubeletConfig reads /var/lib/kubelet/config.yaml, reporting
+// whether it exists and parses.
+func readKubeletConfig(m *ubuntu.Machine) (kubeletSettings, bool) {
 	data, err := m.Server().FS().ReadFile(kubeletConfigFile)
 	if err != nil {
-		return kc, false
+		return kubeletSettings{}, false
 	}
-	if err := yaml.Unmarshal(data, &kc); err != nil {
-		return kc, false
-	}
-	return kc, true
+	p := kubeletConfigs.get(data, func(data []byte) parsedKubeletConfig {
+		var kc kubeletConfig
+		if err := yaml.Unmarshal(data, &kc); err != nil {
+			return parsedKubeletConfig{}
+		}
+		return parsedKubeletConfig{settings: kubeletSettings{cgroupDriver: kc.CgroupDriver, failSwapOn: kc.FailSwapOn == nil || *kc.FailSwapOn}, ok: true}
+	})
+	return p.settings, p.ok
 }
 
 // containerdSystemdCgroup reads runc's SystemdCgroup option from
@@ -286,24 +305,37 @@ func containerdSystemdCgroup(m *ubuntu.Machine) (bool, int) {
 	if err != nil {
 		return false, major
 	}
-	var doc map[string]any
-	if toml.Unmarshal(data, &doc) != nil {
-		return false, major
-	}
+	options := containerdRuncOptions.get(data, parseRuncOptions)
 	plugin := "io.containerd.grpc.v1.cri"
 	if cfg.Version >= 3 {
 		plugin = "io.containerd.cri.v1.runtime"
 	}
-	t := doc
-	for _, k := range []string{"plugins", plugin, "containerd", "runtimes", "runc", "options"} {
-		next, ok := t[k].(map[string]any)
-		if !ok {
-			return false, major
-		}
-		t = next
+	return options[plugin], major
+}
+
+var containerdRuncOptions parseCache[map[string]bool]
+
+// parseRuncOptions returns the SystemdCgroup option of runc in the
+// containerd configuration data under each of the two CRI plugins that
+// have it (version 2 and version 3 configurations), false when unset.
+func parseRuncOptions(data []byte) map[string]bool {
+	out := map[string]bool{}
+	var doc map[string]any
+	if toml.Unmarshal(data, &doc) != nil {
+		return out
 	}
-	v, _ := t["SystemdCgroup"].(bool)
-	return v, major
+	for _, plugin := range []string{"io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime"} {
+		t, ok := doc, true
+		for _, k := range []string{"plugins", plugin, "containerd", "runtimes", "runc", "options"} {
+			if t, ok = t[k].(map[string]any); !ok {
+				break
+			}
+		}
+		if ok {
+			out[plugin], _ = t["SystemdCgroup"].(bool)
+		}
+	}
+	return out
 }
 
 // syncMirrorPods keeps one mirror pod per static pod manifest of the
@@ -320,11 +352,11 @@ func (w *World) syncMirrorPods(ctx context.Context, c *Cluster, m *ubuntu.Machin
 		if err != nil {
 			continue
 		}
-		var pod corev1.Pod
-		if yaml.Unmarshal(data, &pod) != nil || pod.Name == "" {
+		manifest := staticPodManifests.get(data, parseStaticPod)
+		if manifest.pod == nil {
 			continue
 		}
-		sum := sha256.Sum256(data)
+		pod := *manifest.pod.DeepCopy()
 		if pod.Namespace == "" {
 			pod.Namespace = "default"
 		}
@@ -334,7 +366,7 @@ func (w *World) syncMirrorPods(ctx context.Context, c *Cluster, m *ubuntu.Machin
 		if pod.Annotations == nil {
 			pod.Annotations = map[string]string{}
 		}
-		hash := hex.EncodeToString(sum[:16])
+		hash := manifest.hash
 		pod.Annotations["kubernetes.io/config.mirror"] = hash
 		pod.Annotations["kubernetes.io/config.hash"] = hash
 		pod.Annotations["kubernetes.io/config.source"] = "file"
@@ -345,14 +377,14 @@ func (w *World) syncMirrorPods(ctx context.Context, c *Cluster, m *ubuntu.Machin
 		}
 		want[pod.Namespace+"/"+pod.Name] = &pod
 	}
-	objs, err := c.API.List(ctx, KindPod, "")
+	objs, err := podsOnNode(ctx, c.API, mb.node)
 	if err != nil {
 		return err
 	}
 	have := map[string]*corev1.Pod{}
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
-		if p.Spec.NodeName == mb.node && p.Annotations["kubernetes.io/config.mirror"] != "" {
+		if p.Annotations["kubernetes.io/config.mirror"] != "" {
 			have[p.Namespace+"/"+p.Name] = p
 		}
 	}
@@ -378,4 +410,22 @@ func (w *World) syncMirrorPods(ctx context.Context, c *Cluster, m *ubuntu.Machin
 		}
 	}
 	return nil
+}
+
+// staticPod is a parsed static pod manifest: the pod (nil when the
+// manifest does not parse or names no pod) and the hash of the file.
+type staticPod struct {
+	pod  *corev1.Pod
+	hash string
+}
+
+var staticPodManifests parseCache[staticPod]
+
+func parseStaticPod(data []byte) staticPod {
+	var pod corev1.Pod
+	if yaml.Unmarshal(data, &pod) != nil || pod.Name == "" {
+		return staticPod{}
+	}
+	sum := sha256.Sum256(data)
+	return staticPod{pod: &pod, hash: hex.EncodeToString(sum[:16])}
 }

@@ -440,6 +440,24 @@ func (m *MemoryAPI) List(_ context.Context, gvk schema.GroupVersionKind, namespa
 	return out, nil
 }
 
+// ListPodsOnNode implements [NodePodLister]: only the pods bound to node
+// are copied.
+func (m *MemoryAPI) ListPodsOnNode(_ context.Context, node string) ([]Object, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Object
+	for _, o := range m.objs[KindPod] {
+		if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName == node {
+			out = append(out, o)
+		}
+	}
+	sortObjects(out)
+	for i, o := range out {
+		out[i] = m.copyOut(o)
+	}
+	return out, nil
+}
+
 // listLocked returns the stored objects (not copies), sorted.
 func (m *MemoryAPI) listLocked(gvk schema.GroupVersionKind, namespace string) []Object {
 	var out []Object
@@ -448,13 +466,18 @@ func (m *MemoryAPI) listLocked(gvk schema.GroupVersionKind, namespace string) []
 			out = append(out, o)
 		}
 	}
+	sortObjects(out)
+	return out
+}
+
+// sortObjects sorts objects by namespace and name.
+func sortObjects(out []Object) {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].GetNamespace() != out[j].GetNamespace() {
 			return out[i].GetNamespace() < out[j].GetNamespace()
 		}
 		return out[i].GetName() < out[j].GetName()
 	})
-	return out
 }
 
 // Update implements [API]. An update that changes nothing keeps the

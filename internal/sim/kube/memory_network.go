@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"path"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -68,13 +69,13 @@ func PodNetworkReady(ctx context.Context, api API, node string) (bool, error) {
 	} else if !apierrors.IsNotFound(err) {
 		return false, err
 	}
-	pods, err := api.List(ctx, KindPod, "")
+	pods, err := podsOnNode(ctx, api, node)
 	if err != nil {
 		return false, err
 	}
 	for _, o := range pods {
 		p, ok := o.(*corev1.Pod)
-		if !ok || p.Spec.NodeName != node || p.Status.Phase != corev1.PodRunning || !podReady(p) {
+		if !ok || p.Status.Phase != corev1.PodRunning || !podReady(p) {
 			continue
 		}
 		ref := controllerOf(p)
@@ -86,4 +87,30 @@ func PodNetworkReady(ctx context.Context, api API, node string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// NodePodLister is an [API] that can list the pods bound to one node
+// without copying the others, as a list with the field selector
+// spec.nodeName=NODE does on a real API server (the kubelet's own pod
+// source, pkg/kubelet/config/apiserver.go NewSourceApiserver).
+// [MemoryAPI] is one; the kubelet model uses it when the API is one.
+type NodePodLister interface {
+	// ListPodsOnNode returns the pods whose spec.nodeName is node,
+	// sorted by namespace and name, as List would return them.
+	ListPodsOnNode(ctx context.Context, node string) ([]Object, error)
+}
+
+// podsOnNode lists the pods bound to node, sorted by namespace and name.
+func podsOnNode(ctx context.Context, api API, node string) ([]Object, error) {
+	if l, ok := api.(NodePodLister); ok {
+		return l.ListPodsOnNode(ctx, node)
+	}
+	pods, err := api.List(ctx, KindPod, "")
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(pods, func(o Object) bool {
+		p, ok := o.(*corev1.Pod)
+		return !ok || p.Spec.NodeName != node
+	}), nil
 }

@@ -88,6 +88,9 @@ func (m *Machine) dpkgConfigurePending(p *sshtest.Process) int {
 		}
 	}
 	m.mu.Unlock()
+	if len(steps) > 0 {
+		defer m.writeStatus() // once per run (see applyInstall)
+	}
 	for _, s := range steps {
 		// Configure only: the files are unpacked already.
 		if s.pkg.OnInstall != nil {
@@ -109,7 +112,6 @@ func (m *Machine) dpkgConfigurePending(p *sshtest.Process) int {
 		if st := m.pkgs[s.pkg.Name]; st != nil {
 			st.status = statusInstalled
 		}
-		m.writeStatusLocked()
 		m.mu.Unlock()
 	}
 	return 0

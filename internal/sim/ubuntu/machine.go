@@ -157,10 +157,12 @@ func Install(srv *sshtest.Server, opts Options) *Machine {
 		// sshtest's uname answers x86_64.
 		m.handle("/usr/bin/uname", m.tool(unameTool))
 	}
+	var base []step
 	for _, p := range m.catalog.base() {
-		if err := m.applyInstall(nil, []step{{pkg: p}}, true); err != nil {
-			panic("ubuntu: base package " + p.Name + ": " + err.Error())
-		}
+		base = append(base, step{pkg: p})
+	}
+	if err := m.applyInstall(nil, base, true); err != nil { // the error names the package
+		panic("ubuntu: base package " + err.Error())
 	}
 	if opts.UpdatedLists {
 		m.mu.Lock()
@@ -523,7 +525,19 @@ type progress func(format string, args ...any)
 // packages of the image: their units are enabled and running without
 // counting as started. It stops at the first failure, leaving that package
 // half-configured.
+//
+// /var/lib/dpkg/status is written once, when the run ends (also when it
+// fails), as one dpkg run does: dpkg records each package's status change
+// in the journal /var/lib/dpkg/updates/ and folds the journal into the
+// status file at a checkpoint, every 250 changes and when the run
+// finishes (lib/dpkg/dbmodify.c modstatdb_note, modstatdb_checkpoint,
+// modstatdb_shutdown). Nothing reads the file in between (the fake
+// programs read the package states, as dpkg-query reads status plus
+// journal), so the file after the run is the same.
 func (m *Machine) applyInstall(out progress, steps []step, boot bool) error {
+	if len(steps) > 0 {
+		defer m.writeStatus()
+	}
 	say := func(format string, args ...any) {
 		if out != nil {
 			out(format, args...)
@@ -570,7 +584,6 @@ func (m *Machine) applyInstall(out progress, steps []step, boot bool) error {
 		if st := m.pkgs[p.Name]; st != nil {
 			st.status = statusInstalled
 		}
-		m.writeStatusLocked()
 		m.mu.Unlock()
 	}
 	return nil
@@ -623,7 +636,6 @@ func (m *Machine) unpack(s step) error {
 		auto = st.auto && s.auto
 	}
 	m.pkgs[p.Name] = &pkgState{pkg: p, status: statusHalfConfigured, auto: auto}
-	m.writeStatusLocked()
 	return nil
 }
 
@@ -631,6 +643,12 @@ func (m *Machine) unpack(s step) error {
 // dropped, OnRemove runs, programs and files go (configuration files stay
 // unless purging).
 func (m *Machine) applyRemove(out progress, names []string, purge bool) error {
+	changed := false
+	defer func() {
+		if changed { // once per run, as applyInstall
+			m.writeStatus()
+		}
+	}()
 	say := func(format string, args ...any) {
 		if out != nil {
 			out(format, args...)
@@ -688,10 +706,17 @@ func (m *Machine) applyRemove(out progress, names []string, purge bool) error {
 		} else {
 			delete(m.pkgs, name)
 		}
-		m.writeStatusLocked()
+		changed = true
 		m.mu.Unlock()
 	}
 	return nil
+}
+
+// writeStatus rewrites /var/lib/dpkg/status from the package states.
+func (m *Machine) writeStatus() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.writeStatusLocked()
 }
 
 // writeStatusLocked rewrites /var/lib/dpkg/status from the package states.
@@ -699,12 +724,13 @@ func (m *Machine) writeStatusLocked() {
 	var b strings.Builder
 	for _, name := range slices.Sorted(maps.Keys(m.pkgs)) {
 		st := m.pkgs[name]
-		fmt.Fprintf(&b, "Package: %s\nStatus: %s\nPriority: optional\nSection: misc\nMaintainer: Ubuntu Developers <ubuntu-devel-discuss@lists.ubuntu.com>\nArchitecture: %s\nVersion: %s\n",
-			name, m.statusLineLocked(name), m.arch, st.pkg.Version)
+		b.WriteString("Package: " + name + "\nStatus: " + m.statusLineLocked(name) +
+			"\nPriority: optional\nSection: misc\nMaintainer: Ubuntu Developers <ubuntu-devel-discuss@lists.ubuntu.com>\nArchitecture: " +
+			m.arch + "\nVersion: " + st.pkg.Version + "\n")
 		if len(st.pkg.Depends) > 0 {
-			fmt.Fprintf(&b, "Depends: %s\n", strings.Join(st.pkg.Depends, ", "))
+			b.WriteString("Depends: " + strings.Join(st.pkg.Depends, ", ") + "\n")
 		}
-		fmt.Fprintf(&b, "Description: %s\n\n", description(st.pkg))
+		b.WriteString("Description: " + description(st.pkg) + "\n\n")
 	}
 	m.writeFile("/var/lib/dpkg/status", b.String(), 0o644)
 }
