@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,7 +34,7 @@ type trustFleet struct {
 	creds plumbing.Credentials
 }
 
-func newTrustFleet(b *testing.B, n int) *trustFleet {
+func newTrustFleet(b testing.TB, n int) *trustFleet {
 	b.Helper()
 	cloud := sim.Start(b, sim.Options{})
 	req, topo, err := cloud.SampleCluster(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Workers: n - 1, Packages: []string{"docker.io", "cri-tools"}})
@@ -87,6 +88,16 @@ func (f *trustFleet) trust(ctx context.Context, limit int) (lcm.Results, error) 
 	}, opts...)
 }
 
+// cpuTime is the CPU time (user and system) the process has used: the
+// client and every simulated VM and SSH server, which share the machine.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func (f *trustFleet) commands() int {
 	n := 0
 	for _, h := range f.vnf.Hosts() {
@@ -102,24 +113,26 @@ func (f *trustFleet) commands() int {
 // session: dial, sudo probe, configure). Sub-benchmarks are
 // nodes=N/limit=L, where L=default is lcm.DefaultLimit; a fresh cloud is
 // built per iteration outside the timer. Reported: ms (wall time of the
-// fan-out), ratio (to nodes=1, when that ran first in this process) and
-// cmds/node. "rerun" is the converged fleet (nothing to change) at the
+// fan-out), ratio (to nodes=1, when that ran first in this process),
+// cmds/node and cpu-ms (the CPU time the process used meanwhile: the
+// client, the simulated VMs and their SSH servers, on the same cores). "rerun" is the converged fleet (nothing to change) at the
 // default limit.
 //
 // Reproduce: go test -run '^$' -bench BenchmarkTrustFanout -benchtime=3x ./examples/drivers/
 func BenchmarkTrustFanout(b *testing.B) {
 	var single float64 // ms of nodes=1
 	run := func(b *testing.B, n, limit int) {
-		var total time.Duration
+		var total, cpu time.Duration
 		cmds := 0
 		for b.Loop() {
 			b.StopTimer()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			f := newTrustFleet(b, n)
 			b.StartTimer()
-			start := time.Now()
+			start, cpu0 := time.Now(), cpuTime()
 			rs, err := f.trust(ctx, limit)
 			total += time.Since(start)
+			cpu += cpuTime() - cpu0
 			b.StopTimer()
 			if err != nil || !rs.Changed() {
 				b.Fatalf("changed %v, %v", rs.Changed(), err)
@@ -132,6 +145,7 @@ func BenchmarkTrustFanout(b *testing.B) {
 		ms := float64(total.Milliseconds()) / float64(b.N)
 		b.ReportMetric(ms, "ms")
 		b.ReportMetric(float64(cmds)/float64(b.N)/float64(n), "cmds/node")
+		b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms")
 		if n == 1 {
 			single = ms
 		} else if single > 0 {
