@@ -2,6 +2,7 @@ package drivers_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"syscall"
@@ -32,6 +33,8 @@ type trustFleet struct {
 	conns []registry.Connection
 	pkg   *lcm.Package
 	creds plumbing.Credentials
+	// params is the sample request's additionalParams.
+	params json.RawMessage
 }
 
 func newTrustFleet(b testing.TB, n int) *trustFleet {
@@ -63,7 +66,7 @@ func newTrustFleet(b testing.TB, n int) *trustFleet {
 	if got := len(v.Hosts()); got != n {
 		b.Fatalf("%d hosts, want %d", got, n)
 	}
-	return &trustFleet{cloud: cloud, vnf: v, conns: p.PrivateRegistryConnectionInfo, pkg: pkg, creds: creds}
+	return &trustFleet{cloud: cloud, vnf: v, conns: p.PrivateRegistryConnectionInfo, pkg: pkg, creds: creds, params: req.AdditionalParams}
 }
 
 // trust is what a cluster driver's hook does for registry trust: open the
