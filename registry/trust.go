@@ -314,9 +314,10 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 	err = s.removeStale(ctx)
 	var logins []Connection
 	if err == nil && slices.Contains(rts, system.Docker) {
-		if logins, err = s.logins(conns); err != nil {
-			return s.result(), err
-		}
+		logins, err = s.logins(conns)
+	}
+	if err != nil {
+		logins = nil
 	}
 	err = errors.Join(err, s.tell(ctx, reloads, logins))
 	if err == nil && slices.Contains(rts, system.Docker) {
