@@ -16,12 +16,20 @@ import (
 // BenchmarkScaleOut20 joins 20 new workers to a running cluster (one
 // master, one worker) with scale_end, every SSH command of every VM
 // delayed by 20 ms (a WAN-ish round trip and a busy VM), one node at a
-// time (limit=1, what the reference does) and ten at a time (the
-// default). The cluster and the new VMs are built outside the timer.
-// Commands per new node are reported.
+// time (limit=1, what the reference does), ten and twenty at a time.
+// "one" joins a single worker at the default limit, the yardstick of
+// issue #13: "ratio" is each run's time over its time, when it ran first
+// in the process. The cluster and the new VMs are built outside the
+// timer. Commands per new node are reported.
 func BenchmarkScaleOut20(b *testing.B) {
-	for _, limit := range []int{1, 10} {
-		b.Run(fmt.Sprintf("limit=%d", limit), func(b *testing.B) {
+	var single float64 // seconds of "one"
+	for _, limit := range []int{0, 1, 10, 20} {
+		name, workers := fmt.Sprintf("limit=%d", limit), 20
+		if limit == 0 {
+			name, workers = "one", 1
+		}
+		b.Run(name, func(b *testing.B) {
+			var total time.Duration
 			for b.Loop() {
 				b.StopTimer()
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -45,7 +53,7 @@ func BenchmarkScaleOut20(b *testing.B) {
 					b.Fatal(err)
 				}
 				aspect := p.WorkerNode.AspectID
-				added, err := v.ScaleOut(aspect, 20)
+				added, err := v.ScaleOut(aspect, workers)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -53,18 +61,26 @@ func BenchmarkScaleOut20(b *testing.B) {
 					h.SSH.DelayCommands(20 * time.Millisecond)
 				}
 				b.StartTimer()
-				if _, err := hooks.ScaleOut(ctx, lcm.ScaleEnd, op, lcm.ScaleVnfRequest{Type: lcm.ScaleOut, AspectID: aspect, NumberOfSteps: 20}); err != nil {
+				start := time.Now()
+				if _, err := hooks.ScaleOut(ctx, lcm.ScaleEnd, op, lcm.ScaleVnfRequest{Type: lcm.ScaleOut, AspectID: aspect, NumberOfSteps: lcm.Int(workers)}); err != nil {
 					b.Fatal(err)
 				}
+				total += time.Since(start)
 				b.StopTimer()
 				cmds := 0
 				for _, h := range added {
 					cmds += len(h.SSH.Transcript())
 				}
-				b.ReportMetric(float64(cmds)/20, "cmds/node")
+				b.ReportMetric(float64(cmds)/float64(workers), "cmds/node")
 				cancel()
 				cloud.Close()
 				b.StartTimer()
+			}
+			sec := total.Seconds() / float64(b.N)
+			if workers == 1 {
+				single = sec
+			} else if single > 0 {
+				b.ReportMetric(sec/single, "ratio")
 			}
 		})
 	}

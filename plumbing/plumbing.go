@@ -44,12 +44,25 @@ import (
 	"github.com/mgmtkit/mgmtkit/remote"
 )
 
+// DefaultHandshakes bounds the SSH connection attempts in flight at once
+// (connect, handshake, authentication) in one session, over all its nodes,
+// unless [Config.SSH]'s settings carry their own
+// [remote.Config.Handshakes] (set one there to share it across sessions,
+// hooks or VNFs). Eight keeps a hook below OpenSSH's MaxStartups (10
+// unauthenticated connections, beyond which sshd drops new ones) when its
+// nodes are reached through one sshd, a bastion dialed per node, with room
+// for other clients; nodes that are distinct machines never notice it: a
+// connection stops counting once authenticated, long before its node's
+// first command ends (see [remote.HandshakeLimit]).
+const DefaultHandshakes = 8
+
 // Config is how a driver reaches the VIM and the VMs; every field has a
 // default except SSH. A Config is a value the driver keeps for its
 // lifetime; it holds no connection.
 type Config struct {
 	// SSH returns the SSH settings shared by the VNF's VMs (host-key
-	// policy, dialer, timeouts, logger). [Config.Open] calls it once per
+	// policy, dialer, timeouts, logger, handshake limit: a session of
+	// [DefaultHandshakes] when none). [Config.Open] calls it once per
 	// hook, so a known_hosts file updated after a heal is read again.
 	// Required.
 	SSH func(ctx context.Context) (remote.Config, error)
@@ -90,6 +103,9 @@ func (c Config) Open(ctx context.Context, inst *lcm.VnfInstance, creds Credentia
 	base, err := c.SSH(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("plumbing: SSH settings: %w", err)
+	}
+	if base.Handshakes == nil {
+		base.Handshakes = remote.NewHandshakeLimit(DefaultHandshakes)
 	}
 	connect := c.Heat
 	if connect == nil {

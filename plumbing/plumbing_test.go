@@ -300,6 +300,28 @@ func TestHostLoginAndAddressPerRole(t *testing.T) {
 		if f.cfg.HostKey == nil {
 			t.Errorf("%s: the SSH settings' host-key policy was lost", n.Resource)
 		}
+		if f.cfg.Handshakes == nil || f.cfg.Handshakes != cloud.host(nodes[0].Resource).cfg.Handshakes {
+			t.Errorf("%s: handshake limit %p, want the session's one limit", n.Resource, f.cfg.Handshakes)
+		}
+	}
+	// The SSH settings' own limit is kept, so that a driver can share one
+	// across sessions.
+	shared := remote.NewHandshakeLimit(3)
+	cfg.SSH = func(context.Context) (remote.Config, error) {
+		return remote.Config{HostKey: remote.InsecureIgnoreHostKey(), Handshakes: shared}, nil
+	}
+	cloud2 := &fakeCloud{}
+	cfg.Dial = cloud2.dial
+	s2, err := cfg.Open(t.Context(), &lcm.VnfInstance{ID: "inst-1"}, creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, err := s2.Host(t.Context(), nodes[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got := cloud2.host(nodes[0].Resource).cfg.Handshakes; got != shared {
+		t.Errorf("handshake limit %p, want the SSH settings' %p", got, shared)
 	}
 }
 

@@ -206,7 +206,7 @@ func (w *trustWorld) trustFiles(conns []registry.Connection) fileSnapshot {
 // TestGoldenRegistryTrust pins the commands and files of a fresh and of a
 // converged ConfigureRegistryTrust with the cir sample's two registries on
 // a node with Docker and containerd, each run on a new connection as a
-// driver's hook makes one: 9 commands, then 4.
+// driver's hook makes one: 5 commands, then 2.
 func TestGoldenRegistryTrust(t *testing.T) {
 	w := newTrustWorld(t)
 	conns := w.sampleConns()

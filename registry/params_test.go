@@ -408,7 +408,8 @@ func TestConnectionHost(t *testing.T) {
 	}
 }
 
-// reloadScript runs as `sh -c` on the node, where /bin/sh is dash.
-func TestReloadScriptIsPOSIX(t *testing.T) {
-	posixsh.Check(t, map[string]string{"reload": reloadScript})
+// readScript and tellScript run as `sh -c` on the node, where /bin/sh is
+// dash.
+func TestTrustScriptsArePOSIX(t *testing.T) {
+	posixsh.Check(t, map[string]string{"read": readScript, "tell": tellScript})
 }

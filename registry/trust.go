@@ -61,10 +61,6 @@ var daemonReloads = []daemonReload{
 // pending is the daemon's file in TrustPendingDir.
 func (r daemonReload) pending() string { return path.Join(TrustPendingDir, r.unit) }
 
-// reloadScript reloads (or restarts) a daemon, then forgets that it had
-// to.
-const reloadScript = `systemctl "$1" "$2" && rm -f -- "$3"`
-
 // TrustOptions configure ConfigureRegistryTrust.
 type TrustOptions struct {
 	// Package is the VNF package the connections' certificate_path files
@@ -94,8 +90,13 @@ type trustState struct {
 	// its CRI plugin is disabled, so the kubelet cannot use it.
 	containerdSkip string
 	// files are the root-owned files plan read with one command; a
-	// missing one is absent.
+	// missing one is absent. attrs are the attributes of those that are
+	// regular files.
 	files map[string][]byte
+	attrs map[string]fileAttrs
+	// containerdVersion is what `containerd --version` printed in the
+	// read; "" without an answer.
+	containerdVersion string
 	// writes are every file the run wants, written together at the end.
 	writes []remote.FileWrite
 	// book is what mgmtkit added on h, before and after this run.
@@ -121,8 +122,12 @@ func (s *trustState) want(file string, content []byte, mode fs.FileMode) {
 	s.writes = append(s.writes, remote.FileWrite{Path: file, Content: content, Options: remote.FileOptions{Mode: mode, Owner: "root", Group: "root", Sudo: true}})
 }
 
-// write puts every wanted file in place at once.
+// write puts every wanted file in place at once; nothing runs when the
+// read found them all in place already.
 func (s *trustState) write(ctx context.Context) error {
+	if s.inPlace() {
+		return nil
+	}
 	changed, err := remote.WriteFiles(ctx, s.h, s.writes)
 	for i, w := range s.writes {
 		if changed[i] && path.Dir(w.Path) != TrustPendingDir && w.Path != TrustStateFile {
@@ -215,19 +220,23 @@ func (s *trustState) reloads(rts []system.Runtime) []daemonReload {
 //     (0600), which the kubelet sends with every image pull under any
 //     runtime.
 //
-// All connections of a node are applied at once: the shared files are
-// read with one command, every file is compared with one command and put
-// in place with one more ([remote.WriteFiles]), and each daemon reloads
-// at most once: 9 commands for a fresh node with Docker and containerd
-// and the cir sample's two registries, 4 for a converged one. A daemon
-// whose file changed is told even when the run that changed the file
-// failed before telling it: the next run does (see [TrustPendingDir]).
-// Secrets reach the host only on standard input and inside root-only
-// files. A second run changes nothing and reports so.
+// All connections of a node are applied at once, in few commands. One
+// reads the shared files, the files the run may write (with their mode
+// and owner), the runtimes installed and containerd's version; when every
+// file the run wants is found in place, that is all. Otherwise every
+// file is compared with one command and put in place with one more
+// ([remote.WriteFiles]), and one last command tells each daemon whose
+// configuration changed, at most once each, then logs Docker in: with the
+// connection's sudo probe, 5 commands for a fresh node with Docker and
+// containerd and the cir sample's two registries, 2 for a converged one.
+// A daemon whose file changed is told even when the run that changed the
+// file failed before telling it: the next run does (see
+// [TrustPendingDir]). Secrets reach the host only on standard input and
+// inside root-only files. A second run changes nothing and reports so.
 //
 // Trust is declarative: what mgmtkit manages on h ends equal to conns.
 // [TrustStateFile] records what mgmtkit added (read with the other files,
-// written with them, so a converged node still costs 4 commands), and a
+// written with them, so a converged node still costs 2 commands), and a
 // registry an earlier call configured and this one does not name loses
 // it: its hosts.toml and ca.crt files (a per-registry directory goes only
 // when that empties it), Docker's certs.d CA, the daemon.json
@@ -262,14 +271,8 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 			return lcm.Unchanged, err
 		}
 	}
-	var err error
-	rts := opts.Runtimes
-	if rts == nil {
-		if rts, err = system.DetectRuntimes(ctx, h); err != nil {
-			return lcm.Unchanged, err
-		}
-	}
-	if err := s.plan(ctx, rts, conns); err != nil {
+	rts, err := s.plan(ctx, opts.Runtimes, conns)
+	if err != nil {
 		return lcm.Unchanged, err
 	}
 	if s.containerdSkip != "" {
@@ -305,14 +308,20 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 		return s.result(), err
 	}
 	// What mgmtkit added for registries no longer passed goes before the
-	// daemons are told, so that a reload covers it too.
+	// daemons are told, so that a reload covers it too. Every daemon is
+	// told, even after another failed or the removal did; Docker is
+	// logged in (with the same command) only when all went well.
 	err = s.removeStale(ctx)
-	// Every daemon is told, even after another failed.
-	for _, r := range reloads {
-		err = errors.Join(err, s.reload(ctx, r))
-	}
+	var logins []Connection
 	if err == nil && slices.Contains(rts, system.Docker) {
-		err = errors.Join(s.dockerLogin(ctx, conns), s.dockerLogout(ctx))
+		logins, err = s.logins(conns)
+	}
+	if err != nil {
+		logins = nil
+	}
+	err = errors.Join(err, s.tell(ctx, reloads, logins))
+	if err == nil && slices.Contains(rts, system.Docker) {
+		err = s.dockerLogout(ctx)
 	}
 	if err == nil {
 		err = s.forget(ctx)
@@ -375,7 +384,7 @@ func (s *trustState) docker(conns []Connection) {
 // mgmtkit will not rewrite: a daemon.json that is not JSON, a config.toml
 // that is not TOML, has no schema version, or uses the legacy registry
 // settings.
-func (s *trustState) plan(ctx context.Context, rts []system.Runtime, conns []Connection) error {
+func (s *trustState) plan(ctx context.Context, given []system.Runtime, conns []Connection) ([]system.Runtime, error) {
 	var insecure []string
 	creds := false
 	for _, c := range conns {
@@ -384,46 +393,68 @@ func (s *trustState) plan(ctx context.Context, rts []system.Runtime, conns []Con
 		}
 		creds = creds || c.Username != ""
 	}
-	// Every shared file this run may merge, in one command.
+	// Until detection has answered, every runtime may be installed.
+	may := func(rt system.Runtime) bool { return given == nil || slices.Contains(given, rt) }
+	// Every shared file this run may merge, and every file it may write
+	// whose path does not depend on what it reads (so that a converged
+	// node needs no further command to say so), in one command that
+	// detects the runtimes too.
 	read := []string{HostsFile, HostsTemplate, TrustStateFile, KubeletAuthFile}
-	if slices.Contains(rts, system.Docker) {
+	if may(system.Docker) {
 		read = append(read, DockerDaemonJSON)
+		if creds {
+			read = append(read, DockerAuthFile)
+		}
 	}
-	if slices.Contains(rts, system.Containerd) {
+	if may(system.Containerd) {
 		read = append(read, ContainerdConfig)
 	}
-	if creds && slices.Contains(rts, system.Docker) {
-		read = append(read, DockerAuthFile)
-	}
-	if slices.Contains(rts, system.CRIO) {
-		for _, c := range conns {
+	for _, c := range conns {
+		if c.ca != "" && may(system.Docker) {
+			read = append(read, path.Join(DockerCertsDir, c.Server, "ca.crt"))
+		}
+		if may(system.Containerd) {
+			// Where config_path is ours (the usual case).
+			read = append(read, path.Join(ContainerdCertsDir, c.Server, "hosts.toml"))
+			if c.ca != "" {
+				read = append(read, path.Join(ContainerdCertsDir, c.Server, "ca.crt"))
+			}
+		}
+		if may(system.CRIO) {
+			if c.ca != "" {
+				read = append(read, path.Join(CRIOCertsDir, c.Server, "ca.crt"))
+			}
 			if c.Type() == HTTP {
 				read = append(read, crioRegistriesFile(c))
 			}
 		}
 	}
 	for _, r := range daemonReloads {
-		if slices.Contains(rts, r.rt) {
+		if may(r.rt) {
 			read = append(read, r.pending())
 		}
 	}
-	files, err := remote.ReadFiles(ctx, s.h, read, remote.FileOptions{Sudo: true})
+	view, err := readNode(ctx, s.h, given == nil, unite(read))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	s.files = files
+	rts := given
+	if rts == nil {
+		rts = view.runtimes
+	}
+	s.files, s.attrs, s.containerdVersion = view.files, view.attrs, view.containerdVersion
 	if err := s.readRecord(); err != nil {
-		return err
+		return rts, err
 	}
 	if slices.Contains(rts, system.Docker) {
 		if err := s.planInsecure(insecure); err != nil {
-			return err
+			return rts, err
 		}
 	}
 	if slices.Contains(rts, system.Containerd) {
-		return s.planContainerd(ctx)
+		return rts, s.planContainerd(ctx)
 	}
-	return nil
+	return rts, nil
 }
 
 // mergeInsecure adds servers to daemon.json's insecure-registries and
@@ -460,16 +491,6 @@ func mergeInsecure(old []byte, servers []string, remove ...string) ([]byte, []st
 	cfg["insecure-registries"] = list
 	b, err := json.MarshalIndent(cfg, "", "  ")
 	return append(b, '\n'), added, err
-}
-
-// reload makes a daemon pick up its changed file and removes its pending
-// file, in one command.
-func (s *trustState) reload(ctx context.Context, r daemonReload) error {
-	if _, err := s.h.Run(ctx, sudo("sh", "-c", reloadScript, "mgmtkit-reload", r.verb, r.unit, r.pending())); err != nil {
-		return fmt.Errorf("systemctl %s %s: %w", r.verb, r.unit, err)
-	}
-	s.did("systemctl %s %s", r.verb, r.unit)
-	return nil
 }
 
 // containerd sets config_path once (in the planned config.toml) and
@@ -557,7 +578,7 @@ func (s *trustState) planContainerd(ctx context.Context) error {
 	var major int
 	if !exists || version < 2 || len(disabled) > 0 {
 		var err error
-		if release, major, err = system.ContainerdRelease(ctx, s.h); err != nil {
+		if release, major, err = s.containerdRelease(ctx); err != nil {
 			return err
 		}
 	}
@@ -803,26 +824,23 @@ func (s *trustState) kubeletAuth(conns []Connection) error {
 	return nil
 }
 
-// dockerLogin logs Docker in to registries whose credentials root's
-// config.json does not hold yet; the password goes on standard input.
-func (s *trustState) dockerLogin(ctx context.Context, conns []Connection) error {
+// logins returns the connections Docker must log in to: those with
+// credentials that root's config.json does not hold yet.
+func (s *trustState) logins(conns []Connection) ([]Connection, error) {
 	if !slices.ContainsFunc(conns, func(c Connection) bool { return c.Username != "" }) {
-		return nil
+		return nil, nil
 	}
 	_, auths, err := parseAuthConfig(s.files[DockerAuthFile], DockerAuthFile)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var out []Connection
 	for _, c := range conns {
-		if c.Username == "" || hasAuth(auths, c) {
-			continue
+		if c.Username != "" && !hasAuth(auths, c) {
+			out = append(out, c)
 		}
-		if err := s.dockerLoginTo(ctx, c); err != nil {
-			return fmt.Errorf("docker login to %s as %s: %w", c.Server, c.Username, err)
-		}
-		s.did("docker logged in to %s", c.Server)
 	}
-	return nil
+	return out, nil
 }
 
 // hostsCacheAge is how long dockerd may go on answering from an

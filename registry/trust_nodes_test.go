@@ -171,3 +171,48 @@ func TestDockerLoginWaitsOutDockerdsHostsCache(t *testing.T) {
 		})
 	}
 }
+
+// Two registries with credentials: both logins ride in the command that
+// tells the daemons, each password on its own line of standard input, so
+// that each registry gets its own and no password is ever an argument of
+// any program the node runs.
+func TestDockerLogsInToEveryRegistryWithoutPasswordsInArgv(t *testing.T) {
+	n := newNode(t)
+	a := n.serve("alice", "alice-Pa55-$x`y\\z")
+	b := containers.NewRegistry(containers.RegistryOptions{Username: "bob", Password: "bob-Pa55-'q\"r"})
+	b.Push("app:1")
+	n.cloud.AddExternalRegistry("192.168.0.11", 5000, b)
+	bc := httpConn("other.example.com:5000")
+	bc.HostsString = "192.168.0.11 other.example.com"
+	bc.Username, bc.Password = "bob", remote.NewSecret("bob-Pa55-'q\"r")
+	res, err := n.trust(a, bc)
+	if err != nil || !res.Changed {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	for _, c := range []registry.Connection{a, bc} {
+		if !strings.Contains(res.Detail, "docker logged in to "+c.Server) {
+			t.Errorf("result does not say Docker logged in to %s: %s", c.Server, res.Detail)
+		}
+		if _, err := n.ssh.Run(n.ctx, remote.Cmd{Args: []string{"docker", "pull", c.Server + "/app:1"}, Sudo: true}); err != nil {
+			t.Errorf("docker pull from %s after the login: %v", c.Server, err)
+		}
+	}
+	if logins := n.host.SSH.CallsTo("docker"); len(logins) < 2 {
+		t.Errorf("%d docker calls, want a login per registry", len(logins))
+	}
+	for _, pw := range []string{a.Password.Reveal(), bc.Password.Reveal()} {
+		for _, c := range n.host.SSH.Calls() {
+			if strings.Contains(strings.Join(c.Args, " "), pw) {
+				t.Errorf("a password is in the argv of %q", c.Args[0])
+			}
+		}
+		for _, e := range n.host.SSH.Transcript() {
+			if strings.Contains(e.Command, pw) {
+				t.Error("a password is in a command line")
+			}
+		}
+	}
+	if res, err := n.trust(a, bc); err != nil || res.Changed {
+		t.Errorf("second run: %+v, %v", res, err)
+	}
+}

@@ -133,9 +133,10 @@ func (w *trustWorld) insecure() []string {
 }
 
 // The pinned command counts, each run on a new connection as a driver's
-// hook makes one (its first sudo command costs a probe): 9 on a fresh
-// node with Docker and containerd and the cir sample's two registries, 4
-// on a converged one.
+// hook makes one (its first sudo command costs a probe): 5 on a fresh
+// node with Docker and containerd and the cir sample's two registries
+// (probe, read, compare, commit, tell the daemons and log in), 2 on a
+// converged one (probe, read).
 func TestTrustCommandCounts(t *testing.T) {
 	w := newTrustWorld(t)
 	run := func() (lcm.Result, int, error) {
@@ -148,11 +149,11 @@ func TestTrustCommandCounts(t *testing.T) {
 		res, err := registry.ConfigureRegistryTrust(w.ctx, c, w.sampleConns(), registry.TrustOptions{Package: w.pkg})
 		return res, len(w.host.SSH.Transcript()) - before, err
 	}
-	if res, n, err := run(); err != nil || !res.Changed || n != 9 {
-		t.Errorf("fresh node: %+v, %d commands, %v; want a change in 9", res, n, err)
+	if res, n, err := run(); err != nil || !res.Changed || n != 5 {
+		t.Errorf("fresh node: %+v, %d commands, %v; want a change in 5", res, n, err)
 	}
-	if res, n, err := run(); err != nil || res.Changed || n != 4 {
-		t.Errorf("converged node: %+v, %d commands, %v; want no change in 4", res, n, err)
+	if res, n, err := run(); err != nil || res.Changed || n != 2 {
+		t.Errorf("converged node: %+v, %d commands, %v; want no change in 2", res, n, err)
 	}
 	if !w.exists(registry.TrustStateFile) {
 		t.Error("no state file")
@@ -204,11 +205,11 @@ func TestTrustIsDeclarative(t *testing.T) {
 	if err != nil || !res.Changed {
 		t.Fatalf("dropping two registries: %+v, %v", res, err)
 	}
-	// sudo probe is not repeated: detect, read, probe, commit (daemon.json,
-	// kubelet config.json), remove, reload docker, logout, probe and
-	// commit the state.
-	if n != 9 {
-		t.Errorf("the removal took %d commands, want 9", n)
+	// sudo probe is not repeated: read (and detect), probe, commit
+	// (daemon.json, kubelet config.json), remove, reload docker, logout,
+	// probe and commit the state.
+	if n != 8 {
+		t.Errorf("the removal took %d commands, want 8", n)
 	}
 	if got := w.pulls(imgs...); got[imgs[0]] != [2]bool{} || got[imgs[1]] != [2]bool{} {
 		t.Errorf("pulls (kubelet, docker) after dropping: %v, want all to fail", got)
@@ -252,9 +253,10 @@ func TestTrustIsDeclarative(t *testing.T) {
 	if state := w.read(registry.TrustStateFile); strings.Contains(state, "user01") || strings.Contains(state, tlsServer) || strings.Contains(state, plainServer) {
 		t.Errorf("the state still names a dropped registry or holds a credential:\n%s", state)
 	}
-	// On the open connection: detect, read, probe.
-	if res, n, err := w.run(vnf); err != nil || res.Changed || n != 3 {
-		t.Errorf("rerun: %+v, %d commands, %v; want no change in 3", res, n, err)
+	// On the open connection: the read (and detection), which finds every
+	// file in place.
+	if res, n, err := w.run(vnf); err != nil || res.Changed || n != 1 {
+		t.Errorf("rerun: %+v, %d commands, %v; want no change in 1", res, n, err)
 	}
 
 	// No registries at all: what mgmtkit added goes; the entry that was

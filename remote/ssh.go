@@ -66,6 +66,11 @@ type Config struct {
 	// Dial opens the TCP connection; a net.Dialer by default. Set it to
 	// go through a bastion or a test network.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Handshakes, when set, bounds the connection attempts in flight at
+	// once (TCP connect, SSH handshake and authentication) over every
+	// host whose Config holds it: copies made by [Config.For] share it.
+	// None by default. See [HandshakeLimit] for when it matters.
+	Handshakes *HandshakeLimit
 	// Secrets are further values to scrub from errors and logs.
 	Secrets []Secret
 }
@@ -448,6 +453,13 @@ func (h *SSHHost) dial(ctx context.Context) (*conn, error) {
 }
 
 func (h *SSHHost) dialOnce(ctx context.Context) (*ssh.Client, net.Conn, error) {
+	if l := h.cfg.Handshakes; l != nil {
+		// Waiting for a slot is not part of the attempt's ConnectTimeout.
+		if err := l.acquire(ctx); err != nil {
+			return nil, nil, err
+		}
+		defer l.release()
+	}
 	actx, cancel := context.WithTimeout(ctx, h.cfg.ConnectTimeout)
 	defer cancel()
 	nc, err := h.cfg.Dial(actx, "tcp", h.addr)
@@ -824,8 +836,50 @@ func (h *SSHHost) sudoMode(ctx context.Context) (sudoMode, error) {
 
 // For returns a copy of c for one host: its address (host or host:port),
 // the name to report it by, and its login. The rest (host-key policy,
-// dialer, timeouts, logger) is what c shares across a VNF's hosts.
+// dialer, handshake limit, timeouts, logger) is what c shares across a
+// VNF's hosts.
 func (c Config) For(addr, name, user string, password Secret) Config {
 	c.Addr, c.Name, c.User, c.Password = addr, name, user, password
 	return c
 }
+
+// HandshakeLimit bounds the SSH connection attempts in flight at once
+// (TCP connect, key exchange, authentication: the time a connection is
+// unauthenticated) over the hosts whose [Config.Handshakes] holds it.
+// Once authenticated, a connection no longer counts, so it does not bound
+// how many hosts are connected or busy at once.
+//
+// Hosts that are distinct machines need no such bound: each sshd sees one
+// connection. It matters when the connections all reach one sshd: a
+// bastion dialed once per host through [Config.Dial], or many nodes
+// behind one address (a NAT, a port forwarder). OpenSSH's MaxStartups
+// (10:30:100 by default) makes that sshd drop 30 % of new connections once
+// 10 are unauthenticated, and all of them at 100; a dropped attempt is
+// retried with backoff (see [Dial]), so a wide fan-out through one sshd
+// pays seconds of retries instead of failing, unless the attempts in
+// flight stay below its start value. A limit of 8, as the package
+// plumbing uses per hook, keeps one client below it with room for others.
+//
+// A HandshakeLimit is safe for concurrent use.
+type HandshakeLimit struct {
+	slots chan struct{}
+}
+
+// NewHandshakeLimit returns a limit of n connection attempts in flight at
+// once; n below 1 means 1.
+func NewHandshakeLimit(n int) *HandshakeLimit {
+	return &HandshakeLimit{slots: make(chan struct{}, max(n, 1))}
+}
+
+// acquire waits for a slot until ctx ends.
+func (l *HandshakeLimit) acquire(ctx context.Context) error {
+	select {
+	case l.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// release frees a slot.
+func (l *HandshakeLimit) release() { <-l.slots }
