@@ -22,10 +22,9 @@ import (
 // last write is acknowledged and hashed on the client: a round trip and
 // no process on the host. A larger one is hashed on the host while it
 // lands: a follower command (followScript) reads it in segments of at
-// least hashSegment bytes, each once every SFTP write below its end has
-// been acknowledged, so it reads only bytes the server has written
-// whatever order the writes land in, and prints the SHA-256 of the whole
-// file after the last one. When the transfer ends only the last segment
+// least hashSegment bytes, each once the server has written it (see
+// landingReader), and prints the SHA-256 of the whole file after the last
+// one. When the transfer ends only the last segment
 // is left to hash. (Hashing the staged file after the transfer cost 27 to
 // 30 % of a 64 MiB upload: BENCHMARKS.md.)
 //
@@ -41,10 +40,23 @@ const (
 // followScript prints the SHA-256 of the first N bytes of the file named
 // by $1, where N is the last number read from standard input. Each line
 // is a number of bytes that are now in the file; the bytes between the
-// previous number and this one are passed to the hash at once, so that
-// hashing keeps up with the upload. It reads with dd's byte offsets (GNU
-// coreutils: iflag=skip_bytes,count_bytes, dd(1)).
+// previous number and this one are hashed at once, so that hashing keeps
+// up with the upload.
+//
+// With python3 on the host (every Ubuntu and Debian cloud image has it:
+// cloud-init is written in it) it runs followPython, given as $2: one
+// process reading the file with pread into hashlib's SHA-256 (OpenSSL's,
+// with the CPU's SHA extensions), about 50 ms of CPU per 64 MiB plus the
+// interpreter's start, at the lowest priority (nice 19): on a host whose
+// CPU the transfer leaves idle (a VM receiving over a network) it hashes
+// alongside for free; on one whose CPU the transfer fills (client and
+// server on the same two cores, BENCHMARKS.md) it yields to the transfer
+// and catches up after it, costing what a hash after the transfer would. Otherwise each range is read by dd, with GNU
+// coreutils' byte offsets (dd(1): iflag=skip_bytes,count_bytes), into one
+// sha256: correct everywhere, but the pipe costs about three times the
+// CPU of reading the file directly (BENCHMARKS.md).
 const followScript = `set -eu
+if [ -n "$2" ] && command -v python3 >/dev/null 2>&1; then exec nice -n 19 python3 -c "$2" "$1"; fi
 ` + sha256Func + `f=$1 off=0
 while read -r n; do
   if [ "$n" -gt "$off" ]; then
@@ -52,6 +64,21 @@ while read -r n; do
     off=$n
   fi
 done | sha256`
+
+// followPython is followScript's hasher where python3 is installed.
+const followPython = `import hashlib, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+h, off = hashlib.sha256(), 0
+for line in sys.stdin:
+    n = int(line)
+    while off < n:
+        b = os.pread(fd, min(n - off, 1 << 20), off)
+        if not b:
+            sys.exit("%s: ends at %d bytes, not %d" % (sys.argv[1], off, n))
+        h.update(b)
+        off += len(b)
+print(h.hexdigest())
+`
 
 // upload streams content to f, a new staged file, with up to inFlight
 // concurrent SFTP writes, and returns the content's SHA-256 and whether
@@ -68,7 +95,8 @@ func (h *SSHHost) upload(ctx context.Context, c *conn, client *sftp.Client, f *s
 	defer hashed.Sum() // stops the hashing goroutine on every path
 	fol := &follower{h: h, ctx: ctx, staged: staged}
 	defer fol.stop()
-	size, err := sendConcurrently(f, hashed, c.sftpPacket, c.sftpInFlight, fol.landed)
+	in := &landingReader{r: hashed, margin: int64(c.sftpInFlight+2) * int64(c.sftpPacket), landed: fol.landed}
+	size, err := f.ReadFromWithConcurrency(in, c.sftpInFlight)
 	if err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err()
@@ -111,94 +139,33 @@ func readBackSum(client *sftp.Client, staged string) (string, error) {
 	return hex.EncodeToString(hash.Sum(nil)), nil
 }
 
-// sendConcurrently writes everything r yields to f from offset 0, in
-// writes of packet bytes with up to inFlight of them awaiting the
-// server's answer, and returns the number of bytes written. After each
-// acknowledged write it calls landed with the number of bytes from the
-// start of the file that are all acknowledged (the writes may be answered
-// in any order); landed must not block for long.
-func sendConcurrently(f *sftp.File, r io.Reader, packet, inFlight int, landed func(int64)) (int64, error) {
-	var (
-		acks    ackTracker
-		wg      sync.WaitGroup
-		errOnce sync.Once
-		werr    error
-		failed  = make(chan struct{})
-		bufs    = make(chan []byte, inFlight)
-		off     int64
-	)
-	fail := func(err error) {
-		errOnce.Do(func() { werr = err; close(failed) })
-	}
-	for range inFlight {
-		bufs <- nil // a token; the buffer is made on first use
-	}
-read:
-	for {
-		var buf []byte
-		select {
-		case buf = <-bufs:
-		case <-failed:
-			break read
-		}
-		if buf == nil {
-			buf = make([]byte, packet)
-		}
-		n, err := io.ReadFull(r, buf)
-		if n > 0 {
-			wg.Add(1)
-			go func(b []byte, at int64) {
-				defer wg.Done()
-				if _, err := f.WriteAt(b, at); err != nil {
-					fail(err)
-				} else {
-					landed(acks.ack(at, int64(len(b))))
-				}
-				bufs <- b[:cap(b)]
-			}(buf[:n], off)
-			off += int64(n)
-		}
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			break
-		}
-		if err != nil {
-			fail(err)
-			break
-		}
-	}
-	wg.Wait()
-	return off, werr
+// landingReader passes reads through to pkg/sftp's concurrent upload and
+// tells landed how many bytes from the start of the file the server has
+// written, as far as the reads show. pkg/sftp sends the writes in order
+// from the goroutine that reads, and reads the next chunk only once it has
+// sent the last; at most inFlight+1 writes await their answer
+// (ReadFromWithConcurrency in pkg/sftp's client.go). OpenSSH's
+// sftp-server handles requests one at a time in the order they arrive
+// (sftp-server.c: the main loop calls process() for each message in its
+// input buffer), so every write older than the last inFlight+2 has been
+// done: margin is that many packets. A server that reorders writes can
+// leave a hole the follower reads as zeroes; its sum then differs and the
+// commit verifies the file instead, so the estimate can cost time, never
+// correctness.
+type landingReader struct {
+	r      io.Reader
+	read   int64
+	margin int64
+	landed func(int64)
 }
 
-// ackTracker follows which writes of an upload have been acknowledged and
-// how far from the start of the file they are all acknowledged.
-type ackTracker struct {
-	mu     sync.Mutex
-	prefix int64           // every byte below is acknowledged
-	ahead  map[int64]int64 // acknowledged writes past a gap: offset -> length
-}
-
-// ack records the write of n bytes at off and returns the acknowledged
-// prefix.
-func (a *ackTracker) ack(off, n int64) int64 {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if off != a.prefix {
-		if a.ahead == nil {
-			a.ahead = map[int64]int64{}
-		}
-		a.ahead[off] = n
-		return a.prefix
+func (l *landingReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	l.read += int64(n)
+	if l.read > l.margin {
+		l.landed(l.read - l.margin)
 	}
-	a.prefix += n
-	for {
-		next, ok := a.ahead[a.prefix]
-		if !ok {
-			return a.prefix
-		}
-		delete(a.ahead, a.prefix)
-		a.prefix += next
-	}
+	return n, err
 }
 
 // follower runs followScript on the host for one staged file: started
@@ -249,7 +216,7 @@ func (fo *follower) start() {
 	fo.wake, fo.fed, fo.result = make(chan struct{}, 1), make(chan error, 1), make(chan followResult, 1)
 	pr, pw := io.Pipe()
 	go func() {
-		out, err := fo.h.Run(fo.ctx, Cmd{Args: []string{"sh", "-c", followScript, "mgmtkit-follow", fo.staged}, Stdin: pr, Brief: true})
+		out, err := fo.h.Run(fo.ctx, Cmd{Args: []string{"sh", "-c", followScript, "mgmtkit-follow", fo.staged, followPython}, Stdin: pr, Brief: true})
 		pr.CloseWithError(io.ErrClosedPipe) // a feeder still writing fails instead of blocking
 		fo.result <- followResult{out, err}
 	}()
