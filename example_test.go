@@ -46,7 +46,7 @@ type Driver struct {
 }
 
 // InstantiateEnd decodes its parameters, then fans ConfigureHosts out over
-// the nodes, ten at a time.
+// the nodes, lcm.DefaultLimit (32) at a time.
 func (d *Driver) InstantiateEnd(ctx context.Context, op *lcm.InstantiateOp) (*lcm.HookResult, error) {
 	var p HostsParams
 	err := lcm.DecodeParams(op.Request.AdditionalParams, lcm.DecodeOptions{Package: op.Package},

@@ -27,13 +27,14 @@ type Named interface {
 //
 // What it buys: against VMs, where a host's time is network round trips
 // and the VM's own CPU, N hosts take about ceil(N/limit) times one host's
-// time. kubeadm's BenchmarkScaleOut20 (20 ms per command) joins 20
-// workers in 2.8 times one worker's time at a limit of 10, and in 1.8
-// times at 20. The simulation shows it only up to its own CPU: its VMs
+// time. With 20 ms per command (BENCHMARKS.md), 20 hosts running 5
+// commands take 1.1 times one host's time at this limit and 2.1 times at
+// 10 (lcm BenchmarkFanoutLatency); kubeadm's BenchmarkScaleOut20 joins 20
+// workers in 1.3 times one worker's time at a limit of 20 or more, and in
+// 2.0 times at 10. The simulation shows it only up to its own CPU: its VMs
 // run in the VNFM's process, on the same cores, so the registry trust of
-// BenchmarkTrustFanout (2 shared cores) is CPU-bound from 10 to 20 hosts
-// at once: 20 hosts take the same time at a limit of 10 or 20, 50 hosts a
-// median 1.3 s at 10 against 1.0 to 1.1 s at 20 and 50.
+// examples/drivers BenchmarkTrustFanout (2 shared cores) is CPU-bound from
+// about 10 hosts at once.
 //
 // Every host is a distinct machine with its own SSH connection, so sshd's
 // per-connection MaxSessions (10 by default; remote.Config.MaxSessions
