@@ -85,15 +85,7 @@ func BenchmarkRun(b *testing.B) {
 		// The floor: a bare x/crypto/ssh session per command, no package
 		// remote. The difference to "plain" is this package's overhead.
 		b.Run("raw-xcrypto", func(b *testing.B) {
-			signer, err := ssh.ParsePrivateKey(u.PrivateKey)
-			if err != nil {
-				b.Fatal(err)
-			}
-			c, err := ssh.Dial("tcp", srv.Addr(), &ssh.ClientConfig{User: u.Name, Auth: []ssh.AuthMethod{ssh.PublicKeys(signer)}, HostKeyCallback: ssh.FixedHostKey(srv.HostKey())})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
+			c := rawClient(b, srv, u)
 			for b.Loop() {
 				sess, err := c.NewSession()
 				if err != nil {
@@ -479,12 +471,9 @@ func BenchmarkUploadVersus(b *testing.B) {
 	interleave(b, ups, size)
 }
 
-// rawSFTPUploader is a reference point, not a WriteFile candidate: pkg/sftp
-// as WriteFile drives it for OpenSSH (aes128-gcm, 128 KiB writes, 16 in
-// flight) writing the file straight to its path, with nothing else: no
-// hash on either side, no probe, no staging, no rename. What WriteFile
-// costs beyond it is the price of its guarantees.
-func rawSFTPUploader(b *testing.B, srv *sshdtest.Server, u sshdtest.User, src string) uploader {
+// rawClient dials srv as u with x/crypto/ssh alone, no package remote,
+// and closes the connection when b ends.
+func rawClient(b *testing.B, srv *sshdtest.Server, u sshdtest.User) *ssh.Client {
 	signer, err := ssh.ParsePrivateKey(u.PrivateKey)
 	if err != nil {
 		b.Fatal(err)
@@ -494,7 +483,16 @@ func rawSFTPUploader(b *testing.B, srv *sshdtest.Server, u sshdtest.User, src st
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Close() })
-	client, err := sftp.NewClient(c, sftp.UseConcurrentWrites(true), sftp.MaxConcurrentRequestsPerFile(16), sftp.MaxPacketUnchecked(128<<10))
+	return c
+}
+
+// rawSFTPUploader is a reference point, not a WriteFile candidate: pkg/sftp
+// as WriteFile drives it for OpenSSH (aes128-gcm, 128 KiB writes, 16 in
+// flight) writing the file straight to its path, with nothing else: no
+// hash on either side, no probe, no staging, no rename. What WriteFile
+// costs beyond it is the price of its guarantees.
+func rawSFTPUploader(b *testing.B, srv *sshdtest.Server, u sshdtest.User, src string) uploader {
+	client, err := sftp.NewClient(rawClient(b, srv, u), sftp.UseConcurrentWrites(true), sftp.MaxConcurrentRequestsPerFile(16), sftp.MaxPacketUnchecked(128<<10))
 	if err != nil {
 		b.Fatal(err)
 	}
