@@ -24,9 +24,8 @@ import (
 // lands: a follower command (followScript) reads it in segments of at
 // least hashSegment bytes, each once the server has written it (see
 // landingReader), and prints the SHA-256 of the whole file after the last
-// one. When the transfer ends only the last segment
-// is left to hash. (Hashing the staged file after the transfer cost 27 to
-// 30 % of a 64 MiB upload: BENCHMARKS.md.)
+// one. When the transfer ends only the last segment is left to hash, where
+// a pass after the transfer read the whole file again.
 //
 // Either way the sum compared is that of the bytes the host holds in the
 // staged file, as the commit's own check is; a staged file that could not
@@ -51,10 +50,11 @@ const (
 // CPU the transfer leaves idle (a VM receiving over a network) it hashes
 // alongside for free; on one whose CPU the transfer fills (client and
 // server on the same two cores, BENCHMARKS.md) it yields to the transfer
-// and catches up after it, costing what a hash after the transfer would. Otherwise each range is read by dd, with GNU
-// coreutils' byte offsets (dd(1): iflag=skip_bytes,count_bytes), into one
-// sha256: correct everywhere, but the pipe costs about three times the
-// CPU of reading the file directly (BENCHMARKS.md).
+// and catches up after it, costing what a hash after the transfer would.
+// Otherwise each range is read by dd, with GNU coreutils' byte offsets
+// (dd(1): iflag=skip_bytes,count_bytes), into one sha256: correct
+// everywhere, but the pipe costs about three times the CPU of reading the
+// file directly (BENCHMARKS.md).
 const followScript = `set -eu
 if [ -n "$2" ] && command -v python3 >/dev/null 2>&1; then exec nice -n 19 python3 -c "$2" "$1"; fi
 ` + sha256Func + `f=$1 off=0
@@ -141,17 +141,17 @@ func readBackSum(client *sftp.Client, staged string) (string, error) {
 
 // landingReader passes reads through to pkg/sftp's concurrent upload and
 // tells landed how many bytes from the start of the file the server has
-// written, as far as the reads show. pkg/sftp sends the writes in order
-// from the goroutine that reads, and reads the next chunk only once it has
-// sent the last; at most inFlight+1 writes await their answer
-// (ReadFromWithConcurrency in pkg/sftp's client.go). OpenSSH's
-// sftp-server handles requests one at a time in the order they arrive
-// (sftp-server.c: the main loop calls process() for each message in its
-// input buffer), so every write older than the last inFlight+2 has been
-// done: margin is that many packets. A server that reorders writes can
-// leave a hole the follower reads as zeroes; its sum then differs and the
-// commit verifies the file instead, so the estimate can cost time, never
-// correctness.
+// written, as far as the reads show. pkg/sftp's ReadFromWithConcurrency
+// (client.go) reads chunk k only after it has sent chunk k-1 and handed it
+// to one of its inFlight workers, each of which holds one write until the
+// server answers it; so when chunk k is read, every chunk before k-inFlight
+// has been answered, and the server answers a write once it is in the
+// file (OpenSSH's sftp-server.c, process_write: pwrite, then the status).
+// The bytes read so far, less inFlight+2 chunks (the chunk being read
+// counts as one), are therefore in the file, in whatever order the server
+// took the writes. Should a server answer early, the follower's sum
+// differs and the commit verifies the file instead: the estimate can cost
+// time, never correctness.
 type landingReader struct {
 	r      io.Reader
 	read   int64
@@ -169,16 +169,16 @@ func (l *landingReader) Read(p []byte) (int, error) {
 }
 
 // follower runs followScript on the host for one staged file: started
-// once the first hashSegment bytes have landed, then told the acknowledged
-// prefix whenever it has grown by hashSegment, by a goroutine of its own so
-// that the upload's writers never wait for the script.
+// once the first hashSegment bytes have landed, then told how many bytes
+// have landed whenever that has grown by hashSegment, by a goroutine of
+// its own so that the upload never waits for the script.
 type follower struct {
 	h      *SSHHost
 	ctx    context.Context
 	staged string
 
 	mu      sync.Mutex
-	latest  int64 // the acknowledged prefix
+	latest  int64 // bytes from the start of the file known to be in it
 	final   bool  // latest is the file's size
 	wake    chan struct{}
 	fed     chan error // the feeder's end: nil, or why the script could not be fed
