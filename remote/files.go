@@ -296,7 +296,7 @@ func fileUID(fi fs.FileInfo) int64 {
 // returns its path and the content's SHA-256. A staged file that could
 // not be written completely is removed. If the staging directory has
 // disappeared since it was checked (someone removed it), it is made again.
-func (h *SSHHost) stage(ctx context.Context, c *conn, client *sftp.Client, content io.Reader, readBack bool) (staged, sum string, verified bool, err error) {
+func (h *SSHHost) stage(ctx context.Context, c *conn, client *sftp.Client, content io.Reader, readBack, follow bool) (staged, sum string, verified bool, err error) {
 	for attempt := 0; ; attempt++ {
 		dir, err := h.stagingDir(c, client, attempt > 0)
 		if err != nil {
@@ -312,7 +312,7 @@ func (h *SSHHost) stage(ctx context.Context, c *conn, client *sftp.Client, conte
 		if err != nil {
 			return "", "", false, fmt.Errorf("%s: creating %s: %w", h.name, staged, err)
 		}
-		if sum, verified, err = h.upload(ctx, c, client, f, staged, content, readBack); err != nil {
+		if sum, verified, err = h.upload(ctx, c, client, f, staged, content, readBack, follow); err != nil {
 			client.Remove(staged)
 			return "", "", false, err
 		}

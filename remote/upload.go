@@ -85,8 +85,10 @@ print(h.hexdigest())
 // the host's copy was verified against it (see readBackMax). A small file
 // is read back only with readBack: where a commit command runs anyway, it
 // hashes a small file for less than the round trips of reading it back.
-// The file is made 0600 before any byte is written, and closed.
-func (h *SSHHost) upload(ctx context.Context, c *conn, client *sftp.Client, f *sftp.File, staged string, content io.Reader, readBack bool) (sum string, verified bool, err error) {
+// Nothing is verified without follow: a commit that copies the file
+// verifies the copy whatever happened before. The file is made 0600
+// before any byte is written, and closed.
+func (h *SSHHost) upload(ctx context.Context, c *conn, client *sftp.Client, f *sftp.File, staged string, content io.Reader, readBack, follow bool) (sum string, verified bool, err error) {
 	defer f.Close()
 	if err := f.Chmod(0o600); err != nil {
 		return "", false, fmt.Errorf("%s: chmod %s: %w", h.name, staged, err)
@@ -95,7 +97,11 @@ func (h *SSHHost) upload(ctx context.Context, c *conn, client *sftp.Client, f *s
 	defer hashed.Sum() // stops the hashing goroutine on every path
 	fol := &follower{h: h, ctx: ctx, staged: staged}
 	defer fol.stop()
-	in := &landingReader{r: hashed, margin: int64(c.sftpInFlight+2) * int64(c.sftpPacket), landed: fol.landed}
+	landed := fol.landed
+	if !follow {
+		landed = func(int64) {}
+	}
+	in := &landingReader{r: hashed, margin: int64(c.sftpInFlight+2) * int64(c.sftpPacket), landed: landed}
 	size, err := f.ReadFromWithConcurrency(in, c.sftpInFlight)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -109,10 +115,10 @@ func (h *SSHHost) upload(ctx context.Context, c *conn, client *sftp.Client, f *s
 	sum = hashed.Sum()
 	var got string
 	switch {
+	case !follow || size <= readBackMax && !readBack:
+		return sum, false, nil
 	case size > readBackMax:
 		got, err = fol.finish(size)
-	case !readBack:
-		return sum, false, nil
 	default:
 		got, err = readBackSum(client, staged)
 	}
