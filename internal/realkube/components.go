@@ -127,6 +127,14 @@ func startControllerManager(ctx context.Context, l net.Listener, certDir string,
 	configzMu.Lock()
 	defer configzMu.Unlock()
 	informerNameRegistered(kcmInformerName, true)
+	// Whatever happens, the next controller manager of the process must be
+	// able to register again: a start that failed after Run registered
+	// would otherwise fail every start after it. On the failure paths
+	// below Run has ended (c.stop waits for it) before these run.
+	defer func() {
+		configz.Delete(kcm.ConfigzName)
+		informerNameRegistered(kcmInformerName, true)
+	}()
 	go func() {
 		defer close(c.done)
 		c.err = kcm.Run(ctx, config.Complete())
@@ -148,7 +156,6 @@ func startControllerManager(ctx context.Context, l net.Listener, certDir string,
 		_ = c.stop(time.Minute)
 		return nil, err
 	}
-	configz.Delete(kcm.ConfigzName)
 	return c, nil
 }
 
@@ -188,6 +195,7 @@ func startScheduler(ctx context.Context, l net.Listener, certDir string, flags [
 	c := &component{name: "kube-scheduler", cancel: cancel, done: make(chan struct{})}
 	configzMu.Lock()
 	defer configzMu.Unlock()
+	defer configz.Delete("componentconfig") // also after a failed start: see startControllerManager
 	go func() {
 		defer close(c.done)
 		err := scheduler.Run(ctx, cc, sched)
@@ -201,7 +209,6 @@ func startScheduler(ctx context.Context, l net.Listener, certDir string, flags [
 		_ = c.stop(time.Minute)
 		return nil, err
 	}
-	configz.Delete("componentconfig")
 	return c, nil
 }
 
