@@ -99,15 +99,29 @@ func TestAPI(t *testing.T) {
 		node = o.(*corev1.Node)
 		return node.Spec.PodCIDR != "", nil // node IPAM done: no more writes of the controller
 	}, func() string { return "no podCIDR" })
-	stale := node.DeepCopy()
-	node.Labels["role"] = "worker"
-	for i := range node.Status.Conditions {
-		if node.Status.Conditions[i].Type == corev1.NodeReady {
-			node.Status.Conditions[i].Status = corev1.ConditionFalse
-			node.Status.Conditions[i].Reason = "KubeletNotReady"
+	// Controllers may still write the node after IPAM (node lifecycle's
+	// taints, for one): a conflict then is the API server doing its job,
+	// and the update is made again on the node as it now is, as a client
+	// would (client-go's retry.RetryOnConflict).
+	var stale *corev1.Node
+	for attempt := 0; ; attempt++ {
+		stale = node.DeepCopy()
+		node.Labels["role"] = "worker"
+		for i := range node.Status.Conditions {
+			if node.Status.Conditions[i].Type == corev1.NodeReady {
+				node.Status.Conditions[i].Status = corev1.ConditionFalse
+				node.Status.Conditions[i].Reason = "KubeletNotReady"
+			}
 		}
+		o, err = api.Update(ctx, node)
+		if !apierrors.IsConflict(err) || attempt == 4 {
+			break
+		}
+		if o, err = api.Get(ctx, kube.KindNode, "", node.Name); err != nil {
+			t.Fatal(err)
+		}
+		node = o.(*corev1.Node)
 	}
-	o, err = api.Update(ctx, node)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -330,11 +330,21 @@ func (b *Backend) start(ctx context.Context, spec kube.ControlPlaneSpec) (*Contr
 			kcmFlags = append(kcmFlags, "--node-cidr-mask-size="+strconv.Itoa(spec.NodeCIDRMaskSize))
 		}
 	}
-	l, err = net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return c, err
+	// One more start after a failed one: on a loaded machine a controller
+	// manager has been seen to serve /healthz and then not start its
+	// controllers within the minute startControllerManager waits (a
+	// failed start leaves nothing behind for the next: see there).
+	for attempt := 0; ; attempt++ {
+		if l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return c, err
+		}
+		c.controllers, err = startControllerManager(runCtx, l, filepath.Join(dir, "controller-manager"), kcmFlags)
+		if err == nil || attempt == 1 || runCtx.Err() != nil {
+			break
+		}
+		c.logf("realkube: control plane %s: kube-controller-manager did not start (%v); starting it again", spec.Name, err)
 	}
-	if c.controllers, err = startControllerManager(runCtx, l, filepath.Join(dir, "controller-manager"), kcmFlags); err != nil {
+	if err != nil {
 		return c, err
 	}
 	phase("kube-controller-manager")
