@@ -100,12 +100,8 @@ func BenchmarkRun(b *testing.B) {
 		b.Run("plain", func(b *testing.B) { benchRunLoop(b, h, context.Background(), remote.Command("true")) })
 		// A deadline adds the `timeout` wrapper (one more exec).
 		b.Run("deadline", func(b *testing.B) { benchRunLoop(b, h, ctx, remote.Command("true")) })
-		// A Brief command is bounded from the client side only.
-		b.Run("deadline-brief", func(b *testing.B) { benchRunLoop(b, h, ctx, remote.Cmd{Args: []string{"true"}, Brief: true}) })
 		b.Run("sudo", func(b *testing.B) { benchRunLoop(b, h, ctx, remote.Cmd{Args: []string{"true"}, Sudo: true}) })
-		b.Run("sudo-brief", func(b *testing.B) {
-			benchRunLoop(b, h, ctx, remote.Cmd{Args: []string{"true"}, Sudo: true, Brief: true})
-		})
+		// Brief commands, interleaved with these: BenchmarkRunDeadline.
 	})
 }
 

@@ -26,7 +26,6 @@ func TestRealSSHDLargeWrites(t *testing.T) {
 	ctx := testCtx(t)
 	content := bigContent(19<<20 + 321)
 	want := sha256.Sum256(content)
-	commands := func() []string { return srv.Transcript() }
 
 	for _, c := range []struct {
 		name     string
@@ -42,7 +41,7 @@ func TestRealSSHDLargeWrites(t *testing.T) {
 			if c.opts.Sudo {
 				t.Cleanup(func() { os.RemoveAll("/root/mgmtkit-large-write") })
 			}
-			before := len(commands())
+			before := len(srv.Transcript())
 			for _, stream := range []bool{false, true} {
 				os.Remove(c.path)
 				var r io.Reader = bytes.NewReader(content)
@@ -66,7 +65,7 @@ func TestRealSSHDLargeWrites(t *testing.T) {
 				}
 			}
 			var ran []string
-			for _, cmd := range commands()[before:] {
+			for _, cmd := range srv.Transcript()[before:] {
 				for _, name := range []string{"mgmtkit-probe", "mgmtkit-follow", "mgmtkit-commit"} {
 					if strings.Contains(cmd, " "+name+" ") {
 						ran = append(ran, name)

@@ -530,7 +530,11 @@ func TestWriteFileSurvivesAConnectionLostDuringTheCommit(t *testing.T) {
 		// A group, even the login user's own, takes the write without sudo
 		// through the probe and commit commands (a write that keeps its
 		// owner and group runs none: TestWriteCommandCounts).
-		changed, err := h.WriteFile(ctx, file, strings.NewReader(content), remote.FileOptions{Sudo: i == 0, Mode: 0o640, Group: map[bool]string{true: "", false: "ubuntu"}[i == 0]})
+		opts := remote.FileOptions{Sudo: i == 0, Mode: 0o640}
+		if !opts.Sudo {
+			opts.Group = "ubuntu"
+		}
+		changed, err := h.WriteFile(ctx, file, strings.NewReader(content), opts)
 		if err != nil || !changed {
 			t.Fatalf("%s: changed %v, %v", file, changed, err)
 		}
