@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -443,4 +444,54 @@ func TestConnect(t *testing.T) {
 			t.Errorf("kubernetes VIM: %v", err)
 		}
 	})
+}
+
+// A cluster driver manages masters and workers only: the storage server's
+// VNFC is left out of its plan and named as unmanaged; a VNFC the
+// instance does not list is still an error; KnownNodes lists what the
+// VNFM stored.
+func TestHealTargetsAmong(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, 1, 2)
+	all, err := c.client.Nodes(ctx, c.top.ID(), masters, workers, storage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := &lcm.VnfInstance{ID: "inst-1", InstantiatedVnfInfo: &lcm.InstantiatedVnfInfo{}}
+	vnfc := map[lcm.Role]string{}
+	for i, n := range all {
+		id := fmt.Sprintf("vnfc-%d", i)
+		vnfc[n.Role] = id
+		inst.InstantiatedVnfInfo.VnfcResourceInfo = append(inst.InstantiatedVnfInfo.VnfcResourceInfo, lcm.VnfcResourceInfo{
+			ID: id, ComputeResource: lcm.ResourceHandle{ResourceID: n.ServerID},
+		})
+	}
+	known := heat.KnownNodes(inst)
+	if len(known) != len(all) || known[0].ServerID != all[0].ServerID || known[0].Resource != "vnfc-0" {
+		t.Errorf("KnownNodes = %+v", known)
+	}
+	if heat.KnownNodes(&lcm.VnfInstance{}) != nil {
+		t.Error("KnownNodes of an instance without instantiatedVnfInfo is not empty")
+	}
+	cluster, err := c.client.Nodes(ctx, c.top.ID(), masters, workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := heat.HealTargetsAmong(inst, lcm.HealVnfRequest{VnfcInstanceID: []string{vnfc[lcm.RoleStorage], vnfc[lcm.RoleWorker]}}, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Entire || len(plan.Nodes) != 1 || plan.Nodes[0].Role != lcm.RoleWorker || !slices.Equal(plan.Unmanaged, []string{vnfc[lcm.RoleStorage]}) {
+		t.Errorf("plan %+v: want the worker, the storage server unmanaged", plan)
+	}
+	plan, err = heat.HealTargetsAmong(inst, lcm.HealVnfRequest{VnfcInstanceID: []string{vnfc[lcm.RoleStorage]}}, cluster)
+	if err != nil || plan.Entire || len(plan.Nodes) != 0 || len(plan.Unmanaged) != 1 {
+		t.Errorf("storage only: %+v, %v; want an empty plan that is not the entire VNF", plan, err)
+	}
+	if _, err := heat.HealTargetsAmong(inst, lcm.HealVnfRequest{VnfcInstanceID: []string{"vnfc-x"}}, cluster); err == nil || !strings.Contains(err.Error(), `"vnfc-x"`) {
+		t.Errorf("unknown VNFC: %v", err)
+	}
+	if plan, err := heat.HealTargetsAmong(inst, lcm.HealVnfRequest{}, cluster); err != nil || !plan.Entire {
+		t.Errorf("no VNFC: %+v, %v; want the entire VNF", plan, err)
+	}
 }

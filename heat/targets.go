@@ -11,6 +11,22 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 )
 
+// KnownNodes returns the servers a VNF instance's vnfcResourceInfo lists,
+// as nodes (Resource the VNFC's ID, ServerID its Nova server) that
+// [ScaleOutTargets] can compare with the nodes Heat reports: what the
+// VNFM knew of the VNF before an operation. None without an
+// instantiatedVnfInfo.
+func KnownNodes(inst *lcm.VnfInstance) []lcm.Node {
+	if inst == nil || inst.InstantiatedVnfInfo == nil {
+		return nil
+	}
+	var nodes []lcm.Node
+	for _, v := range inst.InstantiatedVnfInfo.VnfcResourceInfo {
+		nodes = append(nodes, lcm.Node{Resource: v.ID, ServerID: v.ComputeResource.ResourceID})
+	}
+	return nodes
+}
+
 // ScaleOutTargets returns the nodes of after that are not in before: the
 // members a scale-out created (Tacker's scale_out_id_list). Nodes are
 // matched by member stack and server, so a member that was healed in
@@ -200,6 +216,10 @@ type HealPlan struct {
 	// Nodes are the nodes to heal, in request order, each with its role
 	// (master, worker, storage, ...).
 	Nodes []lcm.Node
+	// Unmanaged are the vnfcInstanceIds of the request that
+	// [HealTargetsAmong] left out: VMs of none of the roles the caller
+	// manages.
+	Unmanaged []string
 }
 
 // HealTargets maps the vnfcInstanceIds of req to nodes as Tacker does:
@@ -239,6 +259,42 @@ func HealTargets(inst *lcm.VnfInstance, req lcm.HealVnfRequest, nodes []lcm.Node
 		plan.Nodes = append(plan.Nodes, nodes[ni])
 	}
 	return plan, nil
+}
+
+// HealTargetsAmong is [HealTargets] for a driver that manages some of a
+// VNF's VMs only (a cluster's masters and workers, and the VMs of its
+// extensions): the VNFCs of req whose server none of nodes has are left
+// out of the plan, which names them in Unmanaged, instead of failing the
+// heal. A VNFC that the instance does not list is still an error. A
+// request that names VNFCs none of which is managed gives an empty plan
+// that is not Entire.
+func HealTargetsAmong(inst *lcm.VnfInstance, req lcm.HealVnfRequest, nodes []lcm.Node) (HealPlan, error) {
+	if req.Entire() {
+		return HealPlan{Entire: true}, nil
+	}
+	if inst == nil || inst.InstantiatedVnfInfo == nil {
+		return HealPlan{}, fmt.Errorf("heat: heal: the VNF instance has no instantiatedVnfInfo")
+	}
+	servers := map[string]bool{}
+	for _, n := range nodes {
+		servers[n.ServerID] = true
+	}
+	var managed, unmanaged []string
+	for _, id := range req.VnfcInstanceID {
+		vi := slices.IndexFunc(inst.InstantiatedVnfInfo.VnfcResourceInfo, func(v lcm.VnfcResourceInfo) bool { return v.ID == id })
+		if vi >= 0 && !servers[inst.InstantiatedVnfInfo.VnfcResourceInfo[vi].ComputeResource.ResourceID] {
+			unmanaged = append(unmanaged, id)
+			continue
+		}
+		managed = append(managed, id)
+	}
+	if len(managed) == 0 {
+		return HealPlan{Unmanaged: unmanaged}, nil
+	}
+	req.VnfcInstanceID = managed
+	plan, err := HealTargets(inst, req, nodes)
+	plan.Unmanaged = unmanaged
+	return plan, err
 }
 
 // StackName returns the name Tacker's v2 API gives the top-level stack of

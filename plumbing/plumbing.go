@@ -76,6 +76,10 @@ type Config struct {
 	// (see [remote.Config.For]); [remote.Dial] by default. Tests set it
 	// to hand out fake hosts.
 	Dial func(ctx context.Context, cfg remote.Config) (remote.Host, error)
+	// Limit bounds how many nodes a step of a [Runner] works on at once;
+	// [lcm.DefaultLimit] when 0. A step may ask for less (masters join
+	// one at a time whatever it is).
+	Limit int
 }
 
 // Login is the account a driver logs in to a node with, as the VNF's
@@ -269,7 +273,7 @@ func isContextError(err error) bool {
 // per node named by its resource), dialing each node through
 // [Session.Host]. A node that cannot be reached fails with its
 // [*DialError]; fn does not run for it.
-func (s *Session) OnNodes(ctx context.Context, step string, nodes []lcm.Node, fn func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error), opts ...lcm.Option) (lcm.Results, error) {
+func (s *Session) OnNodes(ctx context.Context, step string, nodes []lcm.Node, fn NodeFunc, opts ...lcm.Option) (lcm.Results, error) {
 	return lcm.OnHosts(ctx, step, nodes, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
 		h, err := s.Host(ctx, n)
 		if err != nil {
