@@ -47,7 +47,7 @@ func BenchmarkScaleOut20(b *testing.B) {
 				if err := lcm.DecodeParams(req.AdditionalParams, lcm.DecodeOptions{Package: pkg}, lcm.Param(kubeadm.ClusterParamKey, &p).Required()); err != nil {
 					b.Fatal(err)
 				}
-				hooks := &kubeadm.Hooks{Plumbing: plumbing.Config{SSH: cloud.SSHConfigFunc(nil)}, Limit: limit}
+				hooks := &kubeadm.Hooks{Plumbing: plumbing.Config{SSH: cloud.SSHConfigFunc(nil), Limit: limit}}
 				op := kubeadm.Op{Instance: v.Instance(), Package: pkg, Params: p.ClusterParams}
 				if _, err := hooks.Instantiate(ctx, lcm.InstantiateEnd, op); err != nil {
 					b.Fatal(err)

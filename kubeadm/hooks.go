@@ -70,12 +70,17 @@ type Extension struct {
 // examples/drivers.ClusterDriver. Every method is idempotent: run again
 // after a failure half-way, it converges, and run twice, the second run
 // changes nothing. It is safe for concurrent use.
+//
+// Each method is one hook run on the floor's hook runner
+// ([plumbing.Config.Run]): one session, every node dialed once, at most
+// Plumbing.Limit nodes at once in each step, every step recorded in the
+// returned result, also when the hook fails half-way.
 type Hooks struct {
-	// Plumbing reaches Heat and the nodes; its SSH field is required.
+	// Plumbing reaches Heat and the nodes; its SSH field is required,
+	// and its Limit bounds how many nodes a step works on at once
+	// (lcm.DefaultLimit when 0). Masters join one at a time whatever it
+	// is.
 	Plumbing plumbing.Config
-	// Limit bounds how many nodes a step works on at once;
-	// lcm.DefaultLimit when 0. Masters join one at a time whatever it is.
-	Limit int
 	// ReadyTimeout bounds the wait for a node to be registered and Ready
 	// after it joins; [DefaultReadyTimeout] when 0.
 	ReadyTimeout time.Duration
@@ -92,11 +97,12 @@ type Hooks struct {
 	// runs kubeadm on each node ([RunInstallScript], with the
 	// reference's flags: the first master's run initialises, the others
 	// join with a token, CA hash and certificate key mgmtkit creates),
-	// after [PrepareNode]; the extensions run once the node has joined,
-	// as the reference configures registries after its script; the CNI
-	// manifest, optional then, is applied when given (the reference's
-	// script applies its own). Off: mgmtkit's steps build the nodes, and
-	// a script_path is reported as not used in the hook's result.
+	// after [PrepareNode]; the extensions' per-node work before the join
+	// runs once the node has joined, as the reference configures
+	// registries after its script; the CNI manifest, optional then, is
+	// applied when given (the reference's script applies its own). Off:
+	// mgmtkit's steps build the nodes, and a script_path is reported as
+	// not used in the hook's result.
 	InstallScript bool
 }
 
@@ -127,19 +133,22 @@ type Op struct {
 // parallel; each node waited for until Ready; and the VIM credentials
 // created, returned in the result's AddVimConnections.
 func (c *Hooks) Instantiate(ctx context.Context, hook lcm.Hook, op Op) (*lcm.HookResult, error) {
-	cni, err := readCNI(op, c.compat(op.Params))
+	b := c.builder(op.Params)
+	cni, err := b.cni(op)
 	if err != nil {
 		return nil, err // nothing has run
 	}
-	return c.do(ctx, hook, op, func(ctx context.Context, r *run) error { return r.instantiate(ctx, cni) })
+	return c.run(ctx, hook, op, func(ctx context.Context, r *run) error {
+		if err := checkPodCapacity(r.op.Params, len(r.topo.Nodes())); err != nil {
+			return err // nothing has run
+		}
+		return r.instantiate(ctx, cni)
+	})
 }
 
 // instantiate is [Hooks.Instantiate]'s work, cni the pod network's
 // manifest (nil: none to apply).
 func (r *run) instantiate(ctx context.Context, cni []byte) error {
-	if err := checkPodCapacity(r.op.Params, len(r.topo.Nodes())); err != nil {
-		return err // nothing has run
-	}
 	if err := r.build(ctx, r.topo.Nodes()); err != nil {
 		return err
 	}
@@ -153,7 +162,7 @@ func (r *run) instantiate(ctx context.Context, cni []byte) error {
 		return err
 	}
 	if cni != nil {
-		if err := r.onControlPlane(ctx, StepCNI, cp, func(ctx context.Context) (lcm.Result, error) {
+		if err := r.Once(ctx, StepCNI, cp, func(ctx context.Context) (lcm.Result, error) {
 			return ApplyCNI(ctx, k, cni)
 		}); err != nil {
 			return err
@@ -161,11 +170,6 @@ func (r *run) instantiate(ctx context.Context, cni []byte) error {
 	}
 	if err := r.join(ctx, k, cp, r.topo.Nodes()); err != nil {
 		return err
-	}
-	if r.compat(r.op.Params) {
-		if err := r.extensions(ctx, r.topo.Nodes()); err != nil {
-			return err
-		}
 	}
 	return r.createVIM(ctx, k, cp)
 }
@@ -177,15 +181,18 @@ func (r *run) instantiate(ctx context.Context, cni []byte) error {
 // nothing to revoke (the credentials die with it); that is reported in
 // the result, not an error.
 func (c *Hooks) Revoke(ctx context.Context, hook lcm.Hook, op Op) (*lcm.HookResult, error) {
-	return c.do(ctx, hook, op, func(ctx context.Context, r *run) error {
-		k, cp, err := kubectlOn(ctx, r.s, r.topo.Masters)
-		if err != nil {
-			r.res.Add(StepRevokeVIM, lcm.Results{{Host: r.topo.Masters[0].Resource, Result: lcm.Result{Detail: "no master answers: nothing to revoke"}}})
-			return nil
-		}
-		return r.onControlPlane(ctx, StepRevokeVIM, cp, func(ctx context.Context) (lcm.Result, error) {
-			return DeleteVIMCredentials(ctx, k, r.vimOptions())
-		})
+	return c.run(ctx, hook, op, func(ctx context.Context, r *run) error { return r.revoke(ctx) })
+}
+
+// revoke is [Hooks.Revoke]'s work.
+func (r *run) revoke(ctx context.Context) error {
+	k, cp, err := kubectlOn(ctx, r.Session(), r.topo.Masters)
+	if err != nil {
+		r.Note(StepRevokeVIM, r.topo.Masters[:1], "no master answers: nothing to revoke")
+		return nil
+	}
+	return r.Once(ctx, StepRevokeVIM, cp, func(ctx context.Context) (lcm.Result, error) {
+		return DeleteVIMCredentials(ctx, k, r.vimOptions())
 	})
 }
 
@@ -200,14 +207,17 @@ func (c *Hooks) Forget(hook lcm.Hook, op Op) *lcm.HookResult {
 // delete (scale_start): the members Heat removes first, each cordoned and
 // drained (one at a time, so that no node receives pods it is about to
 // lose too), reset when still reachable, deleted from the cluster, and
-// dropped from the other nodes' /etc/hosts block. Another aspect, or a
-// SCALE_OUT, is not this hook's business: an empty result.
+// dropped from the other nodes' /etc/hosts block. A SCALE_OUT is not
+// this hook's business: an empty result. A scale of master_node's
+// aspect, or of an aspect the cluster does not have, is refused before
+// anything runs (the specs scale workers only; Heat would delete a master
+// whose Node, etcd member and HAProxy backend would stay behind).
 func (c *Hooks) ScaleIn(ctx context.Context, hook lcm.Hook, op Op, req lcm.ScaleVnfRequest) (*lcm.HookResult, error) {
-	if !c.scales(op, req, lcm.ScaleIn) {
-		return &lcm.HookResult{Hook: hook}, nil
+	if ok, err := c.scales(op, req, lcm.ScaleIn); !ok {
+		return emptyUnless(hook, err)
 	}
-	return c.do(ctx, hook, op, func(ctx context.Context, r *run) error {
-		targets, err := r.s.Heat().ScaleInTargets(ctx, r.s.Stack(), op.Params.WorkerNode.Group(lcm.RoleWorker), req)
+	return c.run(ctx, hook, op, func(ctx context.Context, r *run) error {
+		targets, err := r.Session().Heat().ScaleInTargets(ctx, r.Session().Stack(), op.Params.WorkerNode.Group(lcm.RoleWorker), req)
 		if err != nil {
 			return err
 		}
@@ -218,23 +228,49 @@ func (c *Hooks) ScaleIn(ctx context.Context, hook lcm.Hook, op Op, req lcm.Scale
 // ScaleOut joins the workers a SCALE_OUT of worker_node's aspect created
 // (scale_end): those op.Instance, as it was before the scale, does not
 // list. Each is built and joined as at instantiation (extensions
-// included), and every node's /etc/hosts block names it.
+// included), and every node's /etc/hosts block names it. A SCALE_IN is
+// not this hook's business (an empty result); another aspect is refused
+// as [Hooks.ScaleIn] refuses it.
 func (c *Hooks) ScaleOut(ctx context.Context, hook lcm.Hook, op Op, req lcm.ScaleVnfRequest) (*lcm.HookResult, error) {
-	if !c.scales(op, req, lcm.ScaleOut) {
-		return &lcm.HookResult{Hook: hook}, nil
+	if ok, err := c.scales(op, req, lcm.ScaleOut); !ok {
+		return emptyUnless(hook, err)
 	}
-	return c.do(ctx, hook, op, func(ctx context.Context, r *run) error {
+	return c.run(ctx, hook, op, func(ctx context.Context, r *run) error {
 		if err := checkPodCapacity(op.Params, len(r.topo.Nodes())); err != nil {
 			return err // nothing has run
 		}
-		return r.addNodes(ctx, heat.ScaleOutTargets(KnownNodes(op.Instance), r.topo.Workers))
+		return r.addNodes(ctx, heat.ScaleOutTargets(heat.KnownNodes(op.Instance), r.topo.Workers))
 	})
 }
 
-// scales reports whether req is a scale of type t of worker_node's aspect.
-func (c *Hooks) scales(op Op, req lcm.ScaleVnfRequest, t lcm.ScaleType) bool {
+// emptyUnless returns err, or an empty result of hook when it is nil.
+func emptyUnless(hook lcm.Hook, err error) (*lcm.HookResult, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &lcm.HookResult{Hook: hook}, nil
+}
+
+// scales reports whether req is a scale of type t of worker_node's
+// aspect. A scale of any other aspect is an [*lcm.ParamsError] naming
+// it: master_node's cannot be scaled node by node, and an aspect the
+// cluster does not have is a mistake the VNFM must hear of.
+func (c *Hooks) scales(op Op, req lcm.ScaleVnfRequest, t lcm.ScaleType) (bool, error) {
+	if req.Type != t {
+		return false, nil
+	}
 	w := op.Params.WorkerNode
-	return req.Type == t && w != nil && w.AspectID != "" && req.AspectID == w.AspectID
+	if w != nil && w.AspectID != "" && req.AspectID == w.AspectID {
+		return true, nil
+	}
+	msg := fmt.Sprintf("is %q, which is not worker_node's aspect_id", req.AspectID)
+	switch {
+	case req.AspectID != "" && req.AspectID == op.Params.MasterNode.AspectID:
+		msg = fmt.Sprintf("is %q, master_node's aspect_id: the masters are not scaled (the cluster would keep the removed master's Node, etcd member and HAProxy backend); heal a master instead", req.AspectID)
+	case w == nil || w.AspectID == "":
+		msg = fmt.Sprintf("is %q, but worker_node has no aspect_id: the cluster has no scalable workers", req.AspectID)
+	}
+	return false, &lcm.ParamsError{Problems: []lcm.Problem{{Path: "aspectId", Message: msg}}}
 }
 
 // HealStart removes the nodes a heal replaces (heal_start): a worker is
@@ -248,13 +284,12 @@ func (c *Hooks) scales(op Op, req lcm.ScaleVnfRequest, t lcm.ScaleType) bool {
 // are ignored.
 func (c *Hooks) HealStart(ctx context.Context, hook lcm.Hook, op Op, req lcm.HealVnfRequest) (*lcm.HookResult, error) {
 	if req.Entire() {
-		res, err := c.Revoke(ctx, hook, op)
-		if res != nil {
-			res.RemoveVimConnections = []string{op.Params.VimNameFor(instanceID(op.Instance))}
-		}
-		return res, err
+		return c.run(ctx, hook, op, func(ctx context.Context, r *run) error {
+			r.RemoveVimConnection(r.vimName())
+			return r.revoke(ctx)
+		})
 	}
-	return c.do(ctx, hook, op, func(ctx context.Context, r *run) error {
+	return c.run(ctx, hook, op, func(ctx context.Context, r *run) error {
 		plan, err := r.healTargets(req)
 		if err != nil || len(plan) == 0 {
 			return err
@@ -277,7 +312,7 @@ func (c *Hooks) HealEnd(ctx context.Context, hook lcm.Hook, op Op, req lcm.HealV
 	if req.Entire() {
 		return c.Instantiate(ctx, hook, op)
 	}
-	return c.do(ctx, hook, op, func(ctx context.Context, r *run) error {
+	return c.run(ctx, hook, op, func(ctx context.Context, r *run) error {
 		plan, err := r.healTargets(req)
 		if err != nil || len(plan) == 0 {
 			return err
@@ -286,89 +321,32 @@ func (c *Hooks) HealEnd(ctx context.Context, hook lcm.Hook, op Op, req lcm.HealV
 	})
 }
 
-// KnownNodes returns the servers a VNF instance's vnfcResourceInfo lists,
-// as nodes that [heat.ScaleOutTargets] can compare with the nodes Heat
-// reports.
-func KnownNodes(inst *lcm.VnfInstance) []lcm.Node {
-	if inst == nil || inst.InstantiatedVnfInfo == nil {
-		return nil
-	}
-	var nodes []lcm.Node
-	for _, v := range inst.InstantiatedVnfInfo.VnfcResourceInfo {
-		nodes = append(nodes, lcm.Node{Resource: v.ID, ServerID: v.ComputeResource.ResourceID})
-	}
-	return nodes
-}
-
-// run is one hook's work: its session, the topology and the result.
+// run is one hook's work: the floor's runner (session, recorded steps,
+// fan-out), the hook's operation, the topology and how nodes are built.
 type run struct {
-	*Hooks
-	op   Op
-	s    *plumbing.Session
-	topo Topology
-	res  *lcm.HookResult
+	*plumbing.Runner
+	hooks *Hooks
+	op    Op
+	topo  Topology
+	nodes nodeBuilder
 }
 
-// start opens the hook's session and resolves the topology.
-func (c *Hooks) start(ctx context.Context, hook lcm.Hook, op Op) (*run, context.Context, error) {
-	ctx = lcm.WithHook(ctx, hook)
-	s, err := c.Plumbing.Open(ctx, op.Instance, op.Params.Credentials())
-	if err != nil {
-		return nil, ctx, err
+// run runs work as one hook in its own session, with the topology
+// resolved, and returns what it did.
+func (c *Hooks) run(ctx context.Context, hook lcm.Hook, op Op, work func(ctx context.Context, r *run) error) (*lcm.HookResult, error) {
+	var resolved bool
+	res, err := c.Plumbing.Run(ctx, hook, op.Instance, op.Params.Credentials(), func(ctx context.Context, pr *plumbing.Runner) error {
+		topo, err := Resolve(ctx, pr.Session(), op.Params)
+		if err != nil {
+			return err
+		}
+		resolved = true
+		return work(ctx, &run{Runner: pr, hooks: c, op: op, topo: topo, nodes: c.builder(op.Params)})
+	})
+	if !resolved {
+		return nil, err // nothing has run
 	}
-	topo, err := Resolve(ctx, s, op.Params)
-	if err != nil {
-		return nil, ctx, errors.Join(err, s.Close())
-	}
-	return &run{Hooks: c, op: op, s: s, topo: topo, res: &lcm.HookResult{Hook: hook}}, ctx, nil
-}
-
-// close ends the session.
-func (r *run) close() { _ = r.s.Close() }
-
-// do runs one hook's work in its own session and returns what it did.
-func (c *Hooks) do(ctx context.Context, hook lcm.Hook, op Op, work func(ctx context.Context, r *run) error) (*lcm.HookResult, error) {
-	r, ctx, err := c.start(ctx, hook, op)
-	if err != nil {
-		return nil, err
-	}
-	defer r.close()
-	return r.res, work(ctx, r)
-}
-
-// fanout returns the options of a parallel step.
-func (r *run) fanout(extra ...lcm.Option) []lcm.Option {
-	if r.Limit > 0 {
-		return append([]lcm.Option{lcm.Limit(r.Limit)}, extra...)
-	}
-	return extra
-}
-
-// onNodes runs a step on nodes over their connections and records it.
-func (r *run) onNodes(ctx context.Context, step string, nodes []lcm.Node, fn func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error), opts ...lcm.Option) error {
-	if len(nodes) == 0 {
-		return nil
-	}
-	rs, err := r.s.OnNodes(ctx, step, nodes, fn, r.fanout(opts...)...)
-	r.res.Add(step, rs)
-	return err
-}
-
-// each runs a step for nodes that does not connect to them (it works
-// through the control plane's kubectl), and records it.
-func (r *run) each(ctx context.Context, step string, nodes []lcm.Node, fn func(ctx context.Context, n lcm.Node) (lcm.Result, error), opts ...lcm.Option) error {
-	if len(nodes) == 0 {
-		return nil
-	}
-	rs, err := lcm.OnHosts(ctx, step, nodes, fn, r.fanout(opts...)...)
-	r.res.Add(step, rs)
-	return err
-}
-
-// onControlPlane runs a cluster-wide step, recorded against the master
-// whose kubectl it uses.
-func (r *run) onControlPlane(ctx context.Context, step string, cp lcm.Node, fn func(ctx context.Context) (lcm.Result, error)) error {
-	return r.each(ctx, step, []lcm.Node{cp}, func(ctx context.Context, _ lcm.Node) (lcm.Result, error) { return fn(ctx) })
+	return res, err
 }
 
 // proxy returns the nodes' proxy settings, nil without a proxy.
@@ -385,86 +363,39 @@ func (r *run) proxy() *ProxySettings {
 	return ProxyFor(r.op.Params, masters, endpoint, direct)
 }
 
-// build makes nodes ready to join: prepared, containerd, the extensions,
-// the Kubernetes packages; in compatibility mode only prepared (the
-// script and then the extensions do the rest as the nodes join).
+// build makes nodes ready to join: prepared (host name, swap, kernel,
+// /etc/hosts, proxy), then the rest as the node builder does it.
 func (r *run) build(ctx context.Context, nodes []lcm.Node) error {
 	if len(nodes) == 0 {
 		return nil
 	}
-	if r.op.Params.ScriptPath != "" && !r.InstallScript {
-		var rs lcm.Results
-		for _, n := range nodes {
-			rs = append(rs, lcm.HostResult{Host: n.Resource, Result: lcm.Result{Detail: "script_path " + r.op.Params.ScriptPath + " not used: mgmtkit's steps build the node"}})
-		}
-		r.res.Add(StepInstallScript, rs)
-	}
 	proxy := r.proxy()
 	hosts := r.topo.HostsEntries()
-	version := r.op.Params.KubernetesVersion
-	if err := r.onNodes(ctx, StepPrepare, nodes, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
+	if err := r.OnNodes(ctx, StepPrepare, nodes, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
 		return PrepareNode(ctx, h, NodeOptions{Name: NodeName(n.Role, n.NICAddress), Hosts: hosts, Proxy: proxy})
-	}); err != nil || r.compat(r.op.Params) {
-		return err
-	}
-	if err := r.onNodes(ctx, StepContainerd, nodes, func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
-		return InstallContainerd(ctx, h, RuntimeOptions{Version: version, Proxy: proxy})
 	}); err != nil {
 		return err
 	}
-	if err := r.extensions(ctx, nodes); err != nil {
-		return err
-	}
-	return r.onNodes(ctx, StepKubernetes, nodes, func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
-		return InstallKubernetes(ctx, h, PackagesOptions{Version: version, Proxy: proxy})
-	})
+	return r.nodes.build(ctx, r, nodes)
 }
 
-// extensions runs the extensions on nodes, in order.
+// extensions runs the extensions' per-node work on nodes, in order.
 func (r *run) extensions(ctx context.Context, nodes []lcm.Node) error {
 	for _, e := range r.op.Extensions {
 		if e.Node == nil {
 			continue
 		}
-		if err := r.onNodes(ctx, e.Name, nodes, e.Node); err != nil {
+		if err := r.OnNodes(ctx, e.Name, nodes, e.Node); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// compat reports whether the package's install script builds the nodes
-// of a cluster with parameters p (see [Hooks.InstallScript]).
-func (c *Hooks) compat(p ClusterParams) bool { return c.InstallScript && p.ScriptPath != "" }
-
-// script returns the install script's options for node n: a master's run
-// (every master, the first first, and the cluster's networks) or a
-// worker's, joining with ji unless it is the first master's run.
-func (r *run) script(n lcm.Node, ji *JoinInfo) ScriptOptions {
-	p := r.op.Params
-	endpoint, _, _ := net.SplitHostPort(r.topo.Endpoint())
-	o := ScriptOptions{Script: p.ScriptPath, ClusterIP: endpoint, HA: r.topo.HA(), Proxy: r.proxy(), SecretFlags: true}
-	if n.Role == lcm.RoleMaster {
-		for _, m := range r.topo.Masters {
-			o.Masters = append(o.Masters, m.NICAddress)
-		}
-		o.PodCIDR, o.ServiceCIDR = p.MasterNode.PodCIDR, p.MasterNode.ClusterCIDR
-	} else {
-		o.Worker = n.NICAddress
-	}
-	if ji != nil {
-		o.Token, o.CACertHash = ji.Token, ji.CACertHash
-		if n.Role == lcm.RoleMaster {
-			o.CertificateKey = ji.CertificateKey
-		}
-	}
-	return o
-}
-
 // hosts makes the /etc/hosts block of nodes name exactly t's nodes.
 func (r *run) hosts(ctx context.Context, nodes []lcm.Node, t Topology) error {
 	entries := t.HostsEntries()
-	return r.onNodes(ctx, StepHosts, nodes, func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
+	return r.OnNodes(ctx, StepHosts, nodes, func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
 		return UpdateHosts(ctx, h, entries)
 	})
 }
@@ -472,23 +403,39 @@ func (r *run) hosts(ctx context.Context, nodes []lcm.Node, t Topology) error {
 // loadBalancers configures HAProxy and keepalived on masters, with t's
 // masters as the backends.
 func (r *run) loadBalancers(ctx context.Context, masters []lcm.Node, t Topology) error {
-	if err := r.onNodes(ctx, StepHAProxy, masters, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
-		return ConfigureHAProxy(ctx, h, t.LoadBalancer(n))
-	}); err != nil {
+	if err := r.haproxy(ctx, masters, t); err != nil {
 		return err
 	}
-	return r.onNodes(ctx, StepKeepalived, masters, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
+	return r.OnNodes(ctx, StepKeepalived, masters, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
 		return ConfigureKeepalived(ctx, h, t.LoadBalancer(n))
 	})
 }
 
+// haproxy configures HAProxy on masters, with t's masters as the
+// backends.
+func (r *run) haproxy(ctx context.Context, masters []lcm.Node, t Topology) error {
+	return r.OnNodes(ctx, StepHAProxy, masters, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
+		return ConfigureHAProxy(ctx, h, t.LoadBalancer(n))
+	})
+}
+
 // initialize returns the control plane: a master whose API answers, or
-// else the first master after kubeadm init.
+// else the first master after the node builder initialised it.
 func (r *run) initialize(ctx context.Context) (Kubectl, lcm.Node, error) {
-	if k, cp, err := kubectlOn(ctx, r.s, r.topo.Masters); err == nil {
+	if k, cp, err := kubectlOn(ctx, r.Session(), r.topo.Masters); err == nil {
 		return k, cp, nil
 	}
 	first := r.topo.Masters[0]
+	var k Kubectl
+	err := r.OnNodes(ctx, StepInit, []lcm.Node{first}, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
+		k = Kubectl{Host: h}
+		return r.nodes.initialize(ctx, r, n, h)
+	})
+	return k, first, err
+}
+
+// initOptions returns kubeadm init's options for the first master n.
+func (r *run) initOptions(n lcm.Node) InitOptions {
 	p := r.op.Params
 	var sans []string
 	if r.topo.HA() {
@@ -497,30 +444,23 @@ func (r *run) initialize(ctx context.Context) (Kubectl, lcm.Node, error) {
 	if r.topo.FloatingIP != "" {
 		sans = append(sans, r.topo.FloatingIP)
 	}
-	var k Kubectl
-	err := r.onNodes(ctx, StepInit, []lcm.Node{first}, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
-		k = Kubectl{Host: h}
-		if r.compat(r.op.Params) {
-			return RunInstallScript(ctx, h, r.op.Package, r.script(n, nil))
-		}
-		return InitControlPlane(ctx, h, InitOptions{
-			NodeName:         NodeName(n.Role, n.NICAddress),
-			AdvertiseAddress: n.NICAddress,
-			Endpoint:         r.topo.Endpoint(),
-			PodCIDR:          p.MasterNode.PodCIDR,
-			ServiceCIDR:      p.MasterNode.ClusterCIDR,
-			Version:          p.KubernetesVersion,
-			CertSANs:         sans,
-		})
-	})
-	return k, first, err
+	return InitOptions{
+		NodeName:         NodeName(n.Role, n.NICAddress),
+		AdvertiseAddress: n.NICAddress,
+		Endpoint:         r.topo.Endpoint(),
+		PodCIDR:          p.MasterNode.PodCIDR,
+		ServiceCIDR:      p.MasterNode.ClusterCIDR,
+		Version:          p.KubernetesVersion,
+		CertSANs:         sans,
+	}
 }
 
 // join joins those of nodes that are not members yet: the masters as
 // control planes one at a time (etcd grows one member at a time, as
 // kubeadm requires), then the workers in parallel; every node of nodes is
-// waited for until Ready. A join token (and, for masters, an upload of
-// the control-plane certificates) is created only when a node needs it.
+// waited for until Ready, and then handed to the node builder's joined.
+// A join token (and, for masters, an upload of the control-plane
+// certificates) is created only when a node needs it.
 func (r *run) join(ctx context.Context, k Kubectl, cp lcm.Node, nodes []lcm.Node) error {
 	registered, err := k.Nodes(ctx)
 	if err != nil {
@@ -530,12 +470,12 @@ func (r *run) join(ctx context.Context, k Kubectl, cp lcm.Node, nodes []lcm.Node
 		name := NodeName(n.Role, n.NICAddress)
 		return slices.ContainsFunc(registered, func(o corev1.Node) bool { return o.Name == name })
 	}
-	cpHost, err := r.s.Host(ctx, cp)
+	cpHost, err := r.Session().Host(ctx, cp)
 	if err != nil {
 		return err
 	}
 	endpoint := r.topo.Endpoint()
-	wait := r.ReadyTimeout
+	wait := r.hooks.ReadyTimeout
 	if wait <= 0 {
 		wait = DefaultReadyTimeout
 	}
@@ -552,28 +492,22 @@ func (r *run) join(ctx context.Context, k Kubectl, cp lcm.Node, nodes []lcm.Node
 		infos[controlPlane] = &i
 		return i, nil
 	}
-	joinOne := func(controlPlane bool) func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
+	joinOne := func(controlPlane bool) plumbing.NodeFunc {
 		return func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
-			name := NodeName(n.Role, n.NICAddress)
 			res := lcm.Unchanged
 			if !member(n) {
 				ji, err := info(ctx, controlPlane)
 				if err != nil {
 					return lcm.Unchanged, err
 				}
-				if r.compat(r.op.Params) {
-					res, err = RunInstallScript(ctx, h, r.op.Package, r.script(n, &ji))
-				} else {
-					res, err = JoinNode(ctx, h, JoinOptions{NodeName: name, AdvertiseAddress: n.NICAddress, ControlPlane: controlPlane, Info: ji})
-				}
-				if err != nil {
+				if res, err = r.nodes.join(ctx, r, n, h, ji); err != nil {
 					return res, err
 				}
 			}
-			return res, WaitNodeReady(ctx, k, name, wait)
+			return res, WaitNodeReady(ctx, k, NodeName(n.Role, n.NICAddress), wait)
 		}
 	}
-	if err := r.onNodes(ctx, StepJoinControlPlane, lcm.NodesWithRole(nodes, lcm.RoleMaster), joinOne(true), lcm.Limit(1)); err != nil {
+	if err := r.OnNodes(ctx, StepJoinControlPlane, lcm.NodesWithRole(nodes, lcm.RoleMaster), joinOne(true), lcm.Limit(1)); err != nil {
 		return err
 	}
 	workers := lcm.NodesWithRole(nodes, lcm.RoleWorker)
@@ -585,7 +519,10 @@ func (r *run) join(ctx context.Context, k Kubectl, cp lcm.Node, nodes []lcm.Node
 	}
 	// Best effort: a worker that fails to join does not cut the others'
 	// joins short, which would leave them half-joined.
-	return r.onNodes(ctx, StepJoinWorker, workers, joinOne(false), lcm.WithPolicy(lcm.BestEffort))
+	if err := r.OnNodes(ctx, StepJoinWorker, workers, joinOne(false), lcm.WithPolicy(lcm.BestEffort)); err != nil {
+		return err
+	}
+	return r.nodes.joined(ctx, r, nodes)
 }
 
 // addNodes builds and joins nodes that replace or add to the cluster
@@ -596,7 +533,7 @@ func (r *run) addNodes(ctx context.Context, nodes []lcm.Node) error {
 		return nil
 	}
 	others := r.topo.Without(nodes)
-	k, cp, err := kubectlOn(ctx, r.s, others.Masters)
+	k, cp, err := kubectlOn(ctx, r.Session(), others.Masters)
 	if err != nil {
 		return err
 	}
@@ -612,18 +549,11 @@ func (r *run) addNodes(ctx context.Context, nodes []lcm.Node) error {
 	if err := r.join(ctx, k, cp, nodes); err != nil {
 		return err
 	}
-	if r.compat(r.op.Params) {
-		if err := r.extensions(ctx, nodes); err != nil {
-			return err
-		}
-	}
 	if err := r.hosts(ctx, others.Nodes(), r.topo); err != nil {
 		return err
 	}
 	if r.topo.HA() && len(masters) > 0 {
-		return r.onNodes(ctx, StepHAProxy, others.Masters, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
-			return ConfigureHAProxy(ctx, h, r.topo.LoadBalancer(n))
-		})
+		return r.haproxy(ctx, others.Masters, r.topo)
 	}
 	return nil
 }
@@ -635,7 +565,7 @@ func (r *run) removeWorkers(ctx context.Context, targets []lcm.Node) error {
 		return nil
 	}
 	rest := r.topo.Without(targets)
-	k, _, err := kubectlOn(ctx, r.s, rest.Masters)
+	k, _, err := kubectlOn(ctx, r.Session(), rest.Masters)
 	if err != nil {
 		return err
 	}
@@ -656,14 +586,12 @@ func (r *run) removeMasters(ctx context.Context, targets []lcm.Node) error {
 	if len(rest.Masters) == 0 {
 		return fmt.Errorf("kubeadm: heal of master %s: the cluster has no other master to keep its control plane and etcd: heal the entire VNF instead", targets[0].Resource)
 	}
-	k, cp, err := kubectlOn(ctx, r.s, rest.Masters)
+	k, cp, err := kubectlOn(ctx, r.Session(), rest.Masters)
 	if err != nil {
 		return err
 	}
 	if rest.HA() {
-		if err := r.onNodes(ctx, StepHAProxy, rest.Masters, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
-			return ConfigureHAProxy(ctx, h, rest.LoadBalancer(n))
-		}); err != nil {
+		if err := r.haproxy(ctx, rest.Masters, rest); err != nil {
 			return err
 		}
 	}
@@ -676,7 +604,7 @@ func (r *run) removeMasters(ctx context.Context, targets []lcm.Node) error {
 	// kubeadm reset removed the member of a master it reached; the member
 	// of one it could not is removed here, by name.
 	via := NodeName(cp.Role, cp.NICAddress)
-	if err := r.each(ctx, StepRemoveEtcdMember, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
+	if err := r.Each(ctx, StepRemoveEtcdMember, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
 		return RemoveEtcdMember(ctx, k, via, NodeName(n.Role, n.NICAddress))
 	}, lcm.Limit(1)); err != nil {
 		return err
@@ -685,15 +613,17 @@ func (r *run) removeMasters(ctx context.Context, targets []lcm.Node) error {
 }
 
 // drain drains targets one at a time. A drain that cannot finish stops
-// the hook here, before the node is reset or deleted, unless ForceDrain. A node whose kubelet no longer reports (Ready
-// Unknown: the VM a heal replaces is often dead) is not drained: no pod
-// of it could confirm its end, so the drain could only time out. It is
-// deleted, and the pod garbage collector removes its pods, which their
-// controllers re-create elsewhere (kubernetes/kubernetes
-// pkg/controller/podgc: pods bound to a node that no longer exists).
+// the hook here, before the node is reset or deleted, unless ForceDrain.
+// A node whose kubelet no longer reports (Ready Unknown: the VM a heal
+// replaces is often dead) is not drained: no pod of it could confirm its
+// end, so the drain could only time out. It is deleted, and the pod
+// garbage collector removes its pods, which their controllers re-create
+// elsewhere (kubernetes/kubernetes pkg/controller/podgc: pods bound to a
+// node that no longer exists).
 func (r *run) drain(ctx context.Context, k Kubectl, targets []lcm.Node) error {
-	opts := DrainOptions{Timeout: r.op.Params.Drain(), Force: r.ForceDrain}
-	return r.each(ctx, StepDrain, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
+	force := r.hooks.ForceDrain
+	opts := DrainOptions{Timeout: r.op.Params.Drain(), Force: force}
+	return r.Each(ctx, StepDrain, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
 		name := NodeName(n.Role, n.NICAddress)
 		node, err := k.Node(ctx, name)
 		if err != nil || node == nil {
@@ -704,7 +634,7 @@ func (r *run) drain(ctx context.Context, k Kubectl, targets []lcm.Node) error {
 		}
 		res, err := DrainNode(ctx, k, name, opts)
 		var de *DrainError
-		if r.ForceDrain && errors.As(err, &de) {
+		if force && errors.As(err, &de) {
 			return res.And(lcm.Changed("drain did not finish, the node is removed anyway (ForceDrain): " + de.Error())), nil
 		}
 		return res, err
@@ -721,7 +651,7 @@ func (r *run) remove(ctx context.Context, k Kubectl, targets []lcm.Node) error {
 	if err := r.reset(ctx, targets); err != nil {
 		return err
 	}
-	return r.each(ctx, StepDeleteNode, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
+	return r.Each(ctx, StepDeleteNode, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
 		return DeleteNode(ctx, k, NodeName(n.Role, n.NICAddress))
 	})
 }
@@ -737,13 +667,17 @@ func readyStatus(n *corev1.Node) corev1.ConditionStatus {
 	return corev1.ConditionUnknown
 }
 
-// reset runs kubeadm reset on the targets that can still be reached; one
-// that cannot (a VM the heal replaces because it is broken) is reported
-// as not reset, not as a failure.
+// reset runs kubeadm reset on the targets that can still be reached. One
+// that cannot be reached at all (a VM the heal replaces because it is
+// broken: no answer, connection refused, no route) is reported as not
+// reset, not as a failure. One that answers but refuses the login (a
+// wrong password) or shows another host key is a failure: its kubelet
+// may well run on, and deleting its Node would only have it registered
+// again.
 func (r *run) reset(ctx context.Context, targets []lcm.Node) error {
-	return r.each(ctx, StepReset, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
-		h, err := r.s.Host(ctx, n)
-		if dial := (*plumbing.DialError)(nil); errors.As(err, &dial) && ctx.Err() == nil {
+	return r.Each(ctx, StepReset, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
+		h, err := r.Session().Host(ctx, n)
+		if remote.IsUnreachable(err) && ctx.Err() == nil {
 			return lcm.Result{Detail: "not reachable, not reset: " + err.Error()}, nil
 		}
 		if err != nil {
@@ -756,26 +690,7 @@ func (r *run) reset(ctx context.Context, targets []lcm.Node) error {
 // healTargets maps a heal request to the cluster's nodes it replaces;
 // VNFCs that are not Kubernetes nodes are left out.
 func (r *run) healTargets(req lcm.HealVnfRequest) ([]lcm.Node, error) {
-	nodes := r.topo.Nodes()
-	servers := map[string]bool{}
-	for _, n := range nodes {
-		servers[n.ServerID] = true
-	}
-	var ids []string
-	if inst := r.op.Instance; inst != nil && inst.InstantiatedVnfInfo != nil {
-		for _, id := range req.VnfcInstanceID {
-			i := slices.IndexFunc(inst.InstantiatedVnfInfo.VnfcResourceInfo, func(v lcm.VnfcResourceInfo) bool { return v.ID == id })
-			if i >= 0 && !servers[inst.InstantiatedVnfInfo.VnfcResourceInfo[i].ComputeResource.ResourceID] {
-				continue // not a node of the cluster (a storage server)
-			}
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	req.VnfcInstanceID = ids
-	plan, err := heat.HealTargets(r.op.Instance, req, nodes)
+	plan, err := heat.HealTargetsAmong(r.op.Instance, req, r.topo.Nodes())
 	return plan.Nodes, err
 }
 
@@ -792,7 +707,7 @@ func (r *run) vimOptions() VIMOptions {
 // result.
 func (r *run) createVIM(ctx context.Context, k Kubectl, cp lcm.Node) error {
 	var info lcm.VimConnectionInfo
-	err := r.onControlPlane(ctx, StepVIM, cp, func(ctx context.Context) (lcm.Result, error) {
+	err := r.Once(ctx, StepVIM, cp, func(ctx context.Context) (lcm.Result, error) {
 		var res lcm.Result
 		var err error
 		info, res, err = CreateVIMCredentials(ctx, k, r.vimOptions())
@@ -802,7 +717,7 @@ func (r *run) createVIM(ctx context.Context, k Kubectl, cp lcm.Node) error {
 		return err
 	}
 	info.ID = r.vimName()
-	r.res.AddVimConnections = append(r.res.AddVimConnections, info)
+	r.AddVimConnection(info)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package kubeadm_test
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"net/netip"
@@ -240,5 +241,72 @@ func TestInstantiateBehindAProxy(t *testing.T) {
 				t.Errorf("%s: the proxy's password is in %.200q", h.Resource, e.Command)
 			}
 		}
+	}
+}
+
+// A scale of master_node's aspect, or of an aspect the cluster does not
+// have, is refused naming the aspect before anything runs: Heat would
+// otherwise delete a master whose Node, etcd member and HAProxy backend
+// stay behind. A scale of the other type is still no business of the
+// hook.
+func TestScaleOfTheMastersIsRefused(t *testing.T) {
+	c := kubescenarios.NewCluster(t, sim.ClusterShape{Masters: 1, Workers: 1}, sim.Options{})
+	masters := c.Op.Params.MasterNode.AspectID
+	for _, tc := range []struct {
+		aspect, want string
+	}{
+		{masters, "master_node's aspect_id"},
+		{"storage_instance", "not worker_node's aspect_id"},
+	} {
+		for _, typ := range []lcm.ScaleType{lcm.ScaleIn, lcm.ScaleOut} {
+			req := lcm.ScaleVnfRequest{Type: typ, AspectID: tc.aspect, NumberOfSteps: 1}
+			var err error
+			if typ == lcm.ScaleIn {
+				_, err = c.Hooks.ScaleIn(c.Ctx, lcm.ScaleStart, c.Op, req)
+			} else {
+				_, err = c.Hooks.ScaleOut(c.Ctx, lcm.ScaleEnd, c.Op, req)
+			}
+			var pe *lcm.ParamsError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), "aspectId") || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.aspect) {
+				t.Errorf("%s of %s: %v, want a ParamsError naming the aspect (%s)", typ, tc.aspect, err, tc.want)
+			}
+		}
+	}
+	res, err := c.Hooks.ScaleIn(c.Ctx, lcm.ScaleStart, c.Op, lcm.ScaleVnfRequest{Type: lcm.ScaleOut, AspectID: masters})
+	if err != nil || len(res.Steps) != 0 {
+		t.Errorf("scale_start of a SCALE_OUT: %+v, %v; want an empty result", res, err)
+	}
+	for _, h := range c.VNF.Hosts() {
+		if n := len(h.SSH.Transcript()); n != 0 {
+			t.Errorf("%s ran %d commands", h.Resource, n)
+		}
+	}
+}
+
+// A node that answers but refuses the login is not a dead VM: the heal
+// fails at its reset, and its Node is not deleted while its kubelet runs
+// on.
+func TestHealWithAWrongPasswordKeepsTheNode(t *testing.T) {
+	c := kubescenarios.NewCluster(t, sim.ClusterShape{Masters: 1, Workers: 1}, sim.Options{})
+	c.Instantiate()
+	w := c.VNF.HostsWithRole(lcm.RoleWorker)[0]
+	inst := c.VNF.Instance()
+	c.Op.Instance = inst
+	ssh := c.Hooks.Plumbing.SSH
+	c.Hooks.Plumbing.SSH = func(ctx context.Context) (remote.Config, error) {
+		cfg, err := ssh(ctx)
+		cfg.WaitTimeout = time.Second
+		return cfg, err
+	}
+	wrong := *c.Op.Params.WorkerNode
+	wrong.Password = remote.NewSecret("Not-The-Password-1")
+	c.Op.Params.WorkerNode = &wrong
+	_, err := c.Hooks.HealStart(c.Ctx, lcm.HealStart, c.Op, lcm.HealVnfRequest{VnfcInstanceID: []string{kubescenarios.VnfcOf(inst, w.ServerID)}})
+	var ae *remote.AuthError
+	if !errors.As(err, &ae) || !strings.Contains(err.Error(), kubeadm.StepReset) {
+		t.Fatalf("heal with a wrong password: %v, want the reset to fail with an AuthError", err)
+	}
+	if _, ok := c.Nodes()[kubeadm.NodeName(lcm.RoleWorker, w.NICAddress)]; !ok {
+		t.Error("the worker's Node was deleted though its kubelet runs on")
 	}
 }

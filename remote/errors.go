@@ -71,6 +71,42 @@ func (e *DialError) Error() string {
 // Unwrap returns the last attempt's error.
 func (e *DialError) Unwrap() error { return e.Err }
 
+// AuthError reports a host that answered but refused the login: its SSH
+// server offered no authentication method the credentials satisfy. The
+// host is there; the credentials are wrong (or not set up yet on a VM
+// still booting, which is why connecting retries it until
+// Config.WaitTimeout, as other failures).
+type AuthError struct {
+	Host string
+	Addr string
+	User string
+	Err  error
+}
+
+func (e *AuthError) Error() string {
+	return fmt.Sprintf("%s: %s refused the login of %s: %v", e.Host, e.Addr, e.User, e.Err)
+}
+
+// Unwrap returns the SSH client's error.
+func (e *AuthError) Unwrap() error { return e.Err }
+
+// IsUnreachable reports whether err says that a host could not be reached
+// at all: a [*DialError] whose last attempt got no SSH server to accept
+// the login for reasons of the network or the machine (no answer,
+// connection refused, no route, a handshake cut short). A host that
+// answered and refused the login ([*AuthError]) or showed another host
+// key ([*HostKeyError]) is reachable: something is there, and it is not
+// what the caller can treat as gone.
+func IsUnreachable(err error) bool {
+	var de *DialError
+	if !errors.As(err, &de) {
+		return false
+	}
+	var ae *AuthError
+	var hk *HostKeyError
+	return !errors.As(err, &ae) && !errors.As(err, &hk)
+}
+
 // HostKeyError reports a host key that the [HostKeyPolicy] rejected. It is
 // never retried: it means a different machine (or an attacker) answered.
 type HostKeyError struct {

@@ -478,9 +478,22 @@ func (h *SSHHost) dialOnce(ctx context.Context) (*ssh.Client, net.Conn, error) {
 	}
 	if err != nil {
 		nc.Close()
+		if isAuthFailure(err) {
+			err = &AuthError{Host: h.name, Addr: h.addr, User: h.cfg.User, Err: err}
+		}
 		return nil, nil, err
 	}
 	return ssh.NewClient(cc, chans, reqs), nc, nil
+}
+
+// isAuthFailure reports whether a client handshake failed because the
+// server accepted none of the login's methods. x/crypto/ssh has no type
+// for it: clientAuthenticate in ssh/client_auth.go returns
+// fmt.Errorf("ssh: unable to authenticate, attempted methods %v, no
+// supported methods remain", tried), wrapped by NewClientConn as
+// "ssh: handshake failed: ...".
+func isAuthFailure(err error) bool {
+	return strings.Contains(err.Error(), "ssh: unable to authenticate")
 }
 
 // keepAlive sends keepalive requests and closes a connection that stops

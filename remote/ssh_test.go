@@ -550,3 +550,33 @@ func TestWriteFileSurvivesAConnectionLostDuringTheCommit(t *testing.T) {
 		t.Errorf("%d connections, want 4 (one redial per drop)", srv.Dials())
 	}
 }
+
+// A host that answers but refuses the login is not unreachable: the
+// error is an AuthError inside the DialError, without the password; a
+// host that does not answer at all is unreachable.
+func TestAuthFailureIsNotUnreachable(t *testing.T) {
+	srv, _ := fakeHost(t)
+	_, err := remote.Dial(testContext(t), remote.Config{Addr: srv.Addr(), User: "ubuntu", Password: remote.NewSecret("Wrong-Pass-77"), HostKey: pinned(t, srv), WaitTimeout: 300 * time.Millisecond, Logger: suite.logs.logger()})
+	var ae *remote.AuthError
+	if !errors.As(err, &ae) || ae.User != "ubuntu" {
+		t.Fatalf("err = %v, want an AuthError of ubuntu", err)
+	}
+	if remote.IsUnreachable(err) {
+		t.Errorf("a refused login counts as unreachable: %v", err)
+	}
+	assertNoSecrets(t, "error", err.Error(), "Wrong-Pass-77")
+
+	l, lerr := net.Listen("tcp", "127.0.0.1:0")
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there any more: connection refused
+	_, err = remote.Dial(testContext(t), remote.Config{Addr: addr, User: "ubuntu", Password: remote.NewSecret(ubuntuPassword), HostKey: pinned(t, srv), WaitTimeout: 300 * time.Millisecond, Logger: suite.logs.logger()})
+	if !remote.IsUnreachable(err) {
+		t.Errorf("a refused connection: IsUnreachable(%v) = false", err)
+	}
+	if remote.IsUnreachable(errors.New("other")) {
+		t.Error("an error that is no DialError counts as unreachable")
+	}
+}

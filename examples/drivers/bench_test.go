@@ -23,7 +23,7 @@ func BenchmarkClusterInstantiate(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				c := newCIR(b, request(b, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 19}, world.ExternalRegistryPassword)
-				c.driver.Cluster.Limit = limit
+				c.driver.Cluster.Plumbing.Limit = limit
 				b.StartTimer()
 				if _, err := c.instantiate(); err != nil {
 					b.Fatal(err)
@@ -37,7 +37,7 @@ func BenchmarkClusterInstantiate(b *testing.B) {
 		b.Run(fmt.Sprintf("rerun/limit=%d", limit), func(b *testing.B) {
 			c := newCIR(b, request(b, "instantiate_cir_k8s_cluster.json"), sim.ClusterShape{Masters: 1, Workers: 19}, world.ExternalRegistryPassword)
 			defer c.close()
-			c.driver.Cluster.Limit = limit
+			c.driver.Cluster.Plumbing.Limit = limit
 			if _, err := c.instantiate(); err != nil {
 				b.Fatal(err)
 			}
