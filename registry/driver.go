@@ -66,58 +66,47 @@ func (d *VNFDriver) install(ctx context.Context, hook lcm.Hook, inst *lcm.VnfIns
 	if p.ImagePath != "" && p.Image == nil {
 		return nil, fmt.Errorf("registry: %s.image_path: no VNF package to read it from", InstallParamKey)
 	}
-	ctx = lcm.WithHook(ctx, hook)
-	s, err := d.Plumbing.Open(ctx, inst, plumbing.Credentials{lcm.RoleRegistry: {Username: p.SSHUsername, Password: p.SSHPassword}})
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	nodes, err := s.Nodes(ctx, heat.Group{Role: lcm.RoleRegistry, SSHCP: p.SSHCPName})
-	if err != nil {
-		return nil, err
-	}
-	node := nodes[0]
-	h, err := s.Host(ctx, node) // every step below shares this connection
-	if err != nil {
-		return nil, err
-	}
-
-	res := &lcm.HookResult{Hook: hook}
-	hosts := []remote.Host{h}
-	step := func(name string, fn func(ctx context.Context, h remote.Host) (lcm.Result, error)) error {
-		rs, err := lcm.OnHosts(ctx, name, hosts, fn)
-		res.Add(name, rs)
-		return err
-	}
-	if err := step("install-docker", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
-		return InstallDocker(ctx, h, DockerOptions{Proxy: p.Proxy, Wait: d.DockerWait})
-	}); err != nil {
-		return res, err
-	}
-	run := d.Run
-	run.Port = p.Port()
-	if p.Image != nil {
-		err = step("load-image", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
-			image, r, err := LoadImageArchive(ctx, h, pkg, *p.Image)
-			run.Image = image
-			return r, err
+	creds := plumbing.Credentials{lcm.RoleRegistry: {Username: p.SSHUsername, Password: p.SSHPassword}}
+	return d.Plumbing.Run(ctx, hook, inst, creds, func(ctx context.Context, r *plumbing.Runner) error {
+		nodes, err := r.Session().Nodes(ctx, heat.Group{Role: lcm.RoleRegistry, SSHCP: p.SSHCPName})
+		if err != nil {
+			return err
+		}
+		node := nodes[0] // every step below shares its connection
+		step := func(name string, fn func(ctx context.Context, h remote.Host) (lcm.Result, error)) error {
+			return r.OnNodes(ctx, name, nodes[:1], func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
+				return fn(ctx, h)
+			})
+		}
+		if err := step("install-docker", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+			return InstallDocker(ctx, h, DockerOptions{Proxy: p.Proxy, Wait: d.DockerWait})
+		}); err != nil {
+			return err
+		}
+		run := d.Run
+		run.Port = p.Port()
+		if p.Image != nil {
+			err = step("load-image", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+				image, r, err := LoadImageArchive(ctx, h, pkg, *p.Image)
+				run.Image = image
+				return r, err
+			})
+		} else {
+			run.Image = cmp.Or(run.Image, DefaultImage)
+			err = step("pull-image", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+				return PullImage(ctx, h, run.Image)
+			})
+		}
+		if err != nil {
+			return err
+		}
+		if err := step("run-registry", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+			return RunRegistry(ctx, h, run)
+		}); err != nil {
+			return err
+		}
+		return step("registry-health", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+			return lcm.Unchanged, WaitHealthy(ctx, h, node.NICAddress, run.withDefaults().Port, d.HealthWait)
 		})
-	} else {
-		run.Image = cmp.Or(run.Image, DefaultImage)
-		err = step("pull-image", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
-			return PullImage(ctx, h, run.Image)
-		})
-	}
-	if err != nil {
-		return res, err
-	}
-	if err := step("run-registry", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
-		return RunRegistry(ctx, h, run)
-	}); err != nil {
-		return res, err
-	}
-	err = step("registry-health", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
-		return lcm.Unchanged, WaitHealthy(ctx, h, node.NICAddress, run.withDefaults().Port, d.HealthWait)
 	})
-	return res, err
 }
