@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mgmtkit/mgmtkit/examples/drivers"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
@@ -42,9 +43,9 @@ func BenchmarkScaleOut20(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				var p sim.ClusterParams
 				pkg := lcm.NewPackage(samples.VNFPackage())
-				if err := lcm.DecodeParams(req.AdditionalParams, lcm.DecodeOptions{Package: pkg}, lcm.Param(kubeadm.ClusterParamKey, &p).Required()); err != nil {
+				p, err := drivers.DecodeClusterParams(req.AdditionalParams, pkg)
+				if err != nil {
 					b.Fatal(err)
 				}
 				hooks := &kubeadm.Hooks{Plumbing: plumbing.Config{SSH: cloud.SSHConfigFunc(nil), Limit: limit}}

@@ -465,6 +465,12 @@ func (p ClusterParams) Credentials() plumbing.Credentials {
 	return creds
 }
 
+// VMs returns the masters' and workers' groups and logins ([ClusterParams.Groups],
+// [ClusterParams.Credentials]).
+func (p ClusterParams) VMs() plumbing.VMs {
+	return plumbing.VMs{Groups: p.Groups(), Logins: p.Credentials()}
+}
+
 // Login returns the nodes' SSH login.
 func (p NodeParams) Login() plumbing.Login {
 	return plumbing.Login{Username: p.Username, Password: p.Password}

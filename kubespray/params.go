@@ -103,3 +103,9 @@ func (a Ansible) Node() lcm.Node {
 func (a Ansible) Login() plumbing.Login {
 	return plumbing.Login{Username: a.Username, Password: a.Password}
 }
+
+// VMs returns the Ansible server's login; it has no Heat group (it is
+// outside the VNF's stack: see [Ansible.Node]).
+func (a Ansible) VMs() plumbing.VMs {
+	return plumbing.VMs{Logins: plumbing.Credentials{lcm.RoleAnsible: a.Login()}}
+}

@@ -64,3 +64,9 @@ func (p ExternalLBParam) Group() heat.Group {
 func (p ExternalLBParam) Login() plumbing.Login {
 	return plumbing.Login{Username: p.SSHUsername, Password: p.SSHPassword}
 }
+
+// VMs returns the load balancer VM's group and login: the VMs a load
+// balancer extension brings to a cluster's hooks.
+func (p ExternalLBParam) VMs() plumbing.VMs {
+	return plumbing.VMs{Groups: []heat.Group{p.Group()}, Logins: plumbing.Credentials{lcm.RoleLoadBalancer: p.Login()}}
+}

@@ -314,3 +314,9 @@ func (s StorageServer) Group() heat.Group {
 func (s StorageServer) Login() plumbing.Login {
 	return plumbing.Login{Username: s.Username, Password: s.Password}
 }
+
+// VMs returns the storage server's group and login: the VMs an NFS
+// extension brings to a cluster's hooks.
+func (s StorageServer) VMs() plumbing.VMs {
+	return plumbing.VMs{Groups: []heat.Group{s.Group()}, Logins: plumbing.Credentials{lcm.RoleStorage: s.Login()}}
+}

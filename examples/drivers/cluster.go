@@ -14,12 +14,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/kubespray"
 	"github.com/mgmtkit/mgmtkit/lb"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/nfs"
+	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
@@ -36,6 +38,30 @@ type ClusterParams struct {
 	nfs.StorageParams
 	kubespray.AnsibleParams
 	lb.LoadBalancerParams
+}
+
+// VMs returns the cluster VNF's roles: where Heat keeps the VMs of each
+// (masters and workers of kubeadm's parameters, the storage server of
+// nfs's, the external load balancer of lb's) and the login of each, the
+// Ansible server's included (a VM outside the VNF). This is the one
+// composition of the cluster VNF's VMs: the driver, the simulated cloud
+// and the tour build from it.
+func (p ClusterParams) VMs() plumbing.VMs {
+	vms := p.ClusterParams.VMs()
+	add := func(o plumbing.VMs) {
+		vms.Groups = append(vms.Groups, o.Groups...)
+		maps.Copy(vms.Logins, o.Logins) // each part owns roles of its own
+	}
+	if s := p.StorageServer; s != nil {
+		add(s.VMs())
+	}
+	if lb := p.ExternalLBParam; lb != nil {
+		add(lb.VMs())
+	}
+	if a := p.Ansible; a != nil {
+		add(a.VMs())
+	}
+	return vms
 }
 
 // DecodeClusterParams decodes k8s_cluster_installation_param; every

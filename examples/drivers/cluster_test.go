@@ -92,7 +92,7 @@ func newCIR(t testing.TB, clusterReq *lcm.InstantiateVnfRequest, shape sim.Clust
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctopo, err := sim.KubernetesCluster(sim.ClusterVMs{Nodes: p.ClusterParams, Storage: p.StorageServer, LB: p.ExternalLBParam}, shape, clusterReq.AdditionalParams)
+	ctopo, err := sim.KubernetesCluster(p, shape, clusterReq.AdditionalParams)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package drivers
+package drivers_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mgmtkit/mgmtkit/examples/drivers"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/samples"
@@ -31,7 +32,7 @@ func TestEverySamplesClusterParamsDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = DecodeClusterParams(additionalParams(t, raw), pkg)
+		_, err = drivers.DecodeClusterParams(additionalParams(t, raw), pkg)
 		var pe *lcm.ParamsError
 		if !errors.As(err, &pe) {
 			t.Fatalf("%s as printed: %v, want the placeholders refused", name, err)
@@ -48,7 +49,7 @@ func TestEverySamplesClusterParamsDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := DecodeClusterParams(additionalParams(t, working), pkg)
+		p, err := drivers.DecodeClusterParams(additionalParams(t, working), pkg)
 		if err != nil {
 			t.Errorf("%s with working values: %v", name, err)
 			continue
@@ -57,14 +58,14 @@ func TestEverySamplesClusterParamsDecode(t *testing.T) {
 			t.Errorf("%s: %+v", name, p)
 		}
 	}
-	_, err := DecodeClusterParams(json.RawMessage(`{"k8s_cluster_installation_param": {"master_node": {"ssh_cp_name": "m", "username": "u", "password": "p"}, "wroker_node": {}}}`), pkg)
+	_, err := drivers.DecodeClusterParams(json.RawMessage(`{"k8s_cluster_installation_param": {"master_node": {"ssh_cp_name": "m", "username": "u", "password": "p"}, "wroker_node": {}}}`), pkg)
 	if err == nil || !strings.Contains(err.Error(), `k8s_cluster_installation_param.wroker_node: unknown key (did you mean "worker_node"?)`) {
 		t.Errorf("a misspelt key: %v", err)
 	}
 }
 
 func TestHeatNamesAreFieldErrors(t *testing.T) {
-	_, err := DecodeClusterParams(json.RawMessage(`{"k8s_cluster_installation_param": {
+	_, err := drivers.DecodeClusterParams(json.RawMessage(`{"k8s_cluster_installation_param": {
 		"master_node": {"aspect_id": "..", "ssh_cp_name": "m?x=1", "cluster_cp_name": "vip/CP", "username": "u", "password": "p"},
 		"worker_node": {"ssh_cp_name": "w", "nic_cp_name": "w\tCP", "username": "u", "password": "p"}}}`), nil)
 	want := []string{

@@ -90,7 +90,7 @@ func (t *tour) kubectlNodes(ctx context.Context, d *deployed) ([]corev1.Node, er
 	if err != nil {
 		return nil, err
 	}
-	login := d.logins[lcm.RoleMaster]
+	login := d.vms.Logins[lcm.RoleMaster]
 	var errs []error
 	for _, m := range d.vnf.HostsWithRole(lcm.RoleMaster) {
 		n := m.Node()

@@ -6,7 +6,6 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/examples/drivers"
 	"github.com/mgmtkit/mgmtkit/heat"
-	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/registry"
@@ -19,33 +18,11 @@ import (
 
 // registryVMs returns where Heat keeps the registry VNF's VM and its
 // login.
-func registryVMs(p registry.InstallParams) ([]heat.Group, plumbing.Credentials) {
-	return []heat.Group{{Role: lcm.RoleRegistry, SSHCP: p.SSHCPName}},
-		plumbing.Credentials{lcm.RoleRegistry: {Username: p.SSHUsername, Password: p.SSHPassword}}
-}
-
-// clusterVMs returns where Heat keeps a Kubernetes cluster VNF's VMs
-// (masters, workers, the storage server, the external load balancer) and
-// the login of each role, the Ansible server's included.
-func clusterVMs(p drivers.ClusterParams) ([]heat.Group, plumbing.Credentials) {
-	groups, logins := p.Groups(), p.Credentials()
-	if s := p.StorageServer; s != nil {
-		groups = append(groups, s.Group())
-		logins[lcm.RoleStorage] = s.Login()
+func registryVMs(p registry.InstallParams) plumbing.VMs {
+	return plumbing.VMs{
+		Groups: []heat.Group{{Role: lcm.RoleRegistry, SSHCP: p.SSHCPName}},
+		Logins: plumbing.Credentials{lcm.RoleRegistry: {Username: p.SSHUsername, Password: p.SSHPassword}},
 	}
-	if lb := p.ExternalLBParam; lb != nil {
-		groups = append(groups, lb.Group())
-		logins[lcm.RoleLoadBalancer] = lb.Login()
-	}
-	if a := p.Ansible; a != nil {
-		logins[lcm.RoleAnsible] = a.Login()
-	}
-	return groups, logins
-}
-
-// simVMs is what the simulated cloud builds a cluster's VMs from.
-func simVMs(p drivers.ClusterParams) sim.ClusterVMs {
-	return sim.ClusterVMs{Nodes: p.ClusterParams, Storage: p.StorageServer, LB: p.ExternalLBParam}
 }
 
 // need is a part of the cluster's parameters a scenario needs beyond what

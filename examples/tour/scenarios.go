@@ -139,7 +139,8 @@ func (t *tour) scaleRequest(name string) (lcm.ScaleVnfRequest, error) {
 
 // deployed is a VNF the scenario builds in the simulated cloud, with what
 // the hooks know of it: its request, the typed parameters of a cluster,
-// node groups and logins. vnf is set by the step that creates it.
+// where its VMs are and their logins. vnf is set by the step that
+// creates it.
 type deployed struct {
 	label   string
 	topo    sim.Topology
@@ -147,8 +148,7 @@ type deployed struct {
 	request *lcm.InstantiateVnfRequest
 	cluster *drivers.ClusterParams // nil for the registry VNF
 	vim     *lcm.VimConnectionInfo // the cluster's VIM, once instantiate_end returned it
-	groups  []heat.Group
-	logins  plumbing.Credentials
+	vms     plumbing.VMs
 }
 
 // planRegistry validates the private registry VNF's request with the
@@ -159,7 +159,7 @@ func (t *tour) planRegistry(label string, req *lcm.InstantiateVnfRequest, source
 		return nil, inputError(source, err)
 	}
 	d := &deployed{label: label, request: req, topo: sim.RegistryVNF(p, req.AdditionalParams)}
-	d.groups, d.logins = registryVMs(p)
+	d.vms = registryVMs(p)
 	return d, nil
 }
 
@@ -180,12 +180,12 @@ func (t *tour) planCluster(label string, req *lcm.InstantiateVnfRequest, source 
 	if err := missing(p, scenario, needs...); err != nil {
 		return nil, inputError(source, err)
 	}
-	topo, err := sim.KubernetesCluster(simVMs(p), shape, req.AdditionalParams)
+	topo, err := sim.KubernetesCluster(p, shape, req.AdditionalParams)
 	if err != nil {
 		return nil, inputError(source, err)
 	}
 	d := &deployed{label: label, request: req, topo: topo, cluster: &p}
-	d.groups, d.logins = clusterVMs(p)
+	d.vms = p.VMs()
 	return d, nil
 }
 
@@ -225,7 +225,7 @@ func (t *tour) create(d *deployed) step {
 // VNF it created: resolve its nodes through Heat, print them, check each.
 func (t *tour) instantiate(d *deployed) step {
 	return step{d.label, lcm.InstantiateEnd, "resolve nodes in Heat, check each over SSH", func(ctx context.Context) ([]string, []string, error) {
-		nodes, err := t.heat.Nodes(ctx, d.vnf.StackID(), d.groups...)
+		nodes, err := t.heat.Nodes(ctx, d.vnf.StackID(), d.vms.Groups...)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -251,7 +251,7 @@ func (t *tour) instantiate(d *deployed) step {
 				t.printf("  volume %s: %s on server %s\n", vol.VolumeResourceID, v.Device, short(v.ServerID))
 			}
 		}
-		hosts, err := t.checkNodes(ctx, nodes, d.logins)
+		hosts, err := t.checkNodes(ctx, nodes, d.vms.Logins)
 		return hosts, nil, err
 	}}
 }
@@ -422,7 +422,7 @@ func planKubespray(t *tour, s scenario) ([]step, error) {
 		{cluster.label, lcm.InstantiateEnd, "check the Ansible server (ansible.ip_address)", func(ctx context.Context) ([]string, []string, error) {
 			node := ansible.Node()
 			t.printTopology("  Ansible server, outside Heat:", []lcm.Node{node})
-			hosts, err := t.checkNodes(ctx, []lcm.Node{node}, cluster.logins)
+			hosts, err := t.checkNodes(ctx, []lcm.Node{node}, cluster.vms.Logins)
 			return hosts, nil, err
 		}},
 	}, nil
@@ -443,7 +443,7 @@ func planScale(t *tour, s scenario) ([]step, error) {
 	if err != nil {
 		return nil, err
 	}
-	workers, err := groupWithRole(d.groups, lcm.RoleWorker)
+	workers, err := groupWithRole(d.vms.Groups, lcm.RoleWorker)
 	if err != nil {
 		return nil, inputError(source, err)
 	}
@@ -591,7 +591,7 @@ func planScale(t *tour, s scenario) ([]step, error) {
 }
 
 func (t *tour) resolveHeal(ctx context.Context, d *deployed, inst *lcm.VnfInstance, req lcm.HealVnfRequest) (heat.HealPlan, error) {
-	nodes, err := t.heat.Nodes(ctx, d.vnf.StackID(), d.groups...)
+	nodes, err := t.heat.Nodes(ctx, d.vnf.StackID(), d.vms.Groups...)
 	if err != nil {
 		return heat.HealPlan{}, err
 	}

@@ -21,6 +21,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/mgmtkit/mgmtkit/examples/drivers"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
@@ -62,9 +63,9 @@ func NewCluster(t *testing.T, shape sim.ClusterShape, opts sim.Options) *Cluster
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p sim.ClusterParams
 	pkg := lcm.NewPackage(samples.VNFPackage())
-	if err := lcm.DecodeParams(req.AdditionalParams, lcm.DecodeOptions{Package: pkg}, lcm.Param(kubeadm.ClusterParamKey, &p).Required()); err != nil {
+	p, err := drivers.DecodeClusterParams(req.AdditionalParams, pkg)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return &Cluster{

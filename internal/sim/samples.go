@@ -7,11 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mgmtkit/mgmtkit/kubeadm"
-	"github.com/mgmtkit/mgmtkit/kubespray"
-	"github.com/mgmtkit/mgmtkit/lb"
+	"github.com/mgmtkit/mgmtkit/examples/drivers"
 	"github.com/mgmtkit/mgmtkit/lcm"
-	"github.com/mgmtkit/mgmtkit/nfs"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/samples"
@@ -105,22 +102,6 @@ const SampleCNIManifest = "Files/kubernetes/cni.yaml"
 // net-conf.json Network).
 const SamplePodCIDR = "10.244.0.0/16"
 
-// ClusterParams is k8s_cluster_installation_param as a Kubernetes cluster
-// driver decodes it (examples/drivers.ClusterParams is the same
-// composition): every package's part embedded.
-type ClusterParams struct {
-	kubeadm.ClusterParams
-	registry.TrustParams
-	nfs.StorageParams
-	kubespray.AnsibleParams
-	lb.LoadBalancerParams
-}
-
-// VMs returns the parts that say where the VMs are.
-func (p ClusterParams) VMs() ClusterVMs {
-	return ClusterVMs{Nodes: p.ClusterParams, Storage: p.StorageServer, LB: p.ExternalLBParam}
-}
-
 // SampleCluster returns the sample request name made to work in this
 // cloud ([Cloud.Request]) and the topology of its Kubernetes cluster VNF
 // with shape, its parameters decoded and validated against the sample
@@ -131,9 +112,8 @@ func (c *Cloud) SampleCluster(name string, shape ClusterShape) (*lcm.Instantiate
 	if err != nil {
 		return nil, Topology{}, err
 	}
-	var p ClusterParams
-	if err := lcm.DecodeParams(req.AdditionalParams, lcm.DecodeOptions{Package: lcm.NewPackage(samples.VNFPackage())},
-		lcm.Param(kubeadm.ClusterParamKey, &p).Required()); err != nil {
+	p, err := drivers.DecodeClusterParams(req.AdditionalParams, lcm.NewPackage(samples.VNFPackage()))
+	if err != nil {
 		return nil, Topology{}, fmt.Errorf("sim: %s: %w", name, err)
 	}
 	if a := p.Ansible; a != nil {
@@ -141,7 +121,7 @@ func (c *Cloud) SampleCluster(name string, shape ClusterShape) (*lcm.Instantiate
 			return nil, Topology{}, err
 		}
 	}
-	topo, err := KubernetesCluster(p.VMs(), shape, req.AdditionalParams)
+	topo, err := KubernetesCluster(p, shape, req.AdditionalParams)
 	return req, topo, err
 }
 

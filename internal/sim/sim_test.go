@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mgmtkit/mgmtkit/examples/drivers"
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
@@ -398,10 +399,10 @@ func TestDialOnlyReachesSimulatedHosts(t *testing.T) {
 }
 
 func TestKubernetesClusterTopologyErrors(t *testing.T) {
-	if _, err := sim.KubernetesCluster(sim.ClusterVMs{}, sim.ClusterShape{}, nil); err == nil {
+	if _, err := sim.KubernetesCluster(drivers.ClusterParams{}, sim.ClusterShape{}, nil); err == nil {
 		t.Error("no master_node accepted")
 	}
-	vms := sim.ClusterVMs{Nodes: kubeadm.ClusterParams{MasterNode: kubeadm.NodeParams{SSHCPName: "m"}}}
+	vms := drivers.ClusterParams{ClusterParams: kubeadm.ClusterParams{MasterNode: kubeadm.NodeParams{SSHCPName: "m"}}}
 	if _, err := sim.KubernetesCluster(vms, sim.ClusterShape{Masters: 3}, nil); err == nil {
 		t.Error("three masters without an aspect_id accepted")
 	}

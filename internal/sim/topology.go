@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mgmtkit/mgmtkit/examples/drivers"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
-	"github.com/mgmtkit/mgmtkit/lb"
 	"github.com/mgmtkit/mgmtkit/lcm"
-	"github.com/mgmtkit/mgmtkit/nfs"
 	"github.com/mgmtkit/mgmtkit/registry"
 )
 
@@ -125,26 +124,18 @@ type ClusterShape struct {
 	Packages []string
 }
 
-// ClusterVMs are the parameters that say where a Kubernetes cluster VNF's
-// VMs are, as the packages that own them type them: master_node and
-// worker_node (kubeadm), storage_server (nfs), external_lb_param (lb).
-// A driver's decoded parameters hold them all.
-type ClusterVMs struct {
-	Nodes   kubeadm.ClusterParams
-	Storage *nfs.StorageServer
-	LB      *lb.ExternalLBParam
-}
-
-// KubernetesCluster returns the topology of a Kubernetes cluster VNF: the
-// master and worker groups (aspect_id, ssh_cp_name, nic_cp_name, username,
-// password), the cluster VIP (cluster_cp_name, cluster_fip_name: a
-// top-level port with several masters, a port of the single master
-// otherwise), and, when the parameters name them, the storage server with
-// its Cinder volumes and the external load balancer. additionalParams are
-// kept in the VnfInstance, as Tacker keeps them. kubespray's Ansible
-// server is outside the VNF: see [Cloud.AddAnsibleServer].
-func KubernetesCluster(vms ClusterVMs, shape ClusterShape, additionalParams json.RawMessage) (Topology, error) {
-	m := vms.Nodes.MasterNode
+// KubernetesCluster returns the topology of a Kubernetes cluster VNF from
+// its parameters as the cluster driver decodes them (drivers.ClusterParams,
+// the one composition of the VNF's roles): the master and worker groups
+// (aspect_id, ssh_cp_name, nic_cp_name, username, password), the cluster
+// VIP (cluster_cp_name, cluster_fip_name: a top-level port with several
+// masters, a port of the single master otherwise), and, when the
+// parameters name them, the storage server with its Cinder volumes and
+// the external load balancer. additionalParams are kept in the
+// VnfInstance, as Tacker keeps them. kubespray's Ansible server is
+// outside the VNF: see [Cloud.AddAnsibleServer].
+func KubernetesCluster(p drivers.ClusterParams, shape ClusterShape, additionalParams json.RawMessage) (Topology, error) {
+	m := p.MasterNode
 	if m.SSHCPName == "" {
 		return Topology{}, errors.New("sim: master_node has no ssh_cp_name")
 	}
@@ -178,7 +169,7 @@ func KubernetesCluster(vms ClusterVMs, shape ClusterShape, additionalParams json
 	} else {
 		t.Groups = append(t.Groups, masters)
 	}
-	if w := vms.Nodes.WorkerNode; w != nil && w.SSHCPName != "" && shape.Workers > 0 {
+	if w := p.WorkerNode; w != nil && w.SSHCPName != "" && shape.Workers > 0 {
 		workers := GroupSpec{
 			Role: lcm.RoleWorker, Aspect: w.AspectID, Count: shape.Workers, MinSize: shape.MinWorkers, MaxSize: shape.MaxWorkers,
 			SSHCP: w.SSHCPName, NICCP: w.NICCPName, Login: login(*w), Packages: shape.Packages,
@@ -192,14 +183,14 @@ func KubernetesCluster(vms ClusterVMs, shape ClusterShape, additionalParams json
 			t.Groups = append(t.Groups, workers)
 		}
 	}
-	if s := vms.Storage; s != nil && s.SSHCPName != "" {
+	if s := p.StorageServer; s != nil && s.SSHCPName != "" {
 		spec := ServerSpec{Role: lcm.RoleStorage, Name: "storage_server", SSHCP: s.SSHCPName, NICCP: s.NICCPName, Login: Login{User: s.Username, Password: s.Password.Reveal()}}
 		for _, v := range s.CinderVolumeSetupParams {
 			spec.Volumes = append(spec.Volumes, VolumeSpec{Resource: v.VolumeResourceID})
 		}
 		t.Servers = append(t.Servers, spec)
 	}
-	if lb := vms.LB; lb != nil && lb.SSHCPName != "" {
+	if lb := p.ExternalLBParam; lb != nil && lb.SSHCPName != "" {
 		t.Servers = append(t.Servers, ServerSpec{Role: lcm.RoleLoadBalancer, Name: "externalLB", SSHCP: lb.SSHCPName, Login: Login{User: lb.SSHUsername, Password: lb.SSHPassword.Reveal()}})
 	}
 	return t, nil
