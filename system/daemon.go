@@ -174,4 +174,3 @@ func (e *CheckError) Error() string {
 
 // Unwrap returns the command's error.
 func (e *CheckError) Unwrap() error { return e.Err }
-
