@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // node is one cluster node with Docker and containerd, and a connection
@@ -160,7 +161,7 @@ func TestADaemonLeftUntoldIsToldByTheNextRun(t *testing.T) {
 				t.Error("the rerun left the daemons with their old configuration")
 			}
 			for _, u := range tc.units {
-				if n.host.FS().Exists(registry.TrustPendingDir + "/" + u) {
+				if n.host.FS().Exists(system.PendingMarker(u)) {
 					t.Errorf("the pending reload of %s was not forgotten", u)
 				}
 			}
