@@ -25,7 +25,7 @@ const (
 	DockerDaemonJSON     = "/etc/docker/daemon.json"
 	DockerCertsDir       = "/etc/docker/certs.d"
 	DockerAuthFile       = "/root/.docker/config.json"
-	ContainerdConfig     = "/etc/containerd/config.toml"
+	ContainerdConfig     = system.ContainerdConfigFile
 	ContainerdCertsDir   = "/etc/containerd/certs.d"
 	CRIORegistriesDir    = "/etc/containers/registries.conf.d"
 	CRIOCertsDir         = "/etc/containers/certs.d"
