@@ -215,10 +215,10 @@ func haproxyCfg(lb APIServerLB) ([]byte, error) {
 // ConfigureHAProxy installs HAProxy on a master and makes it balance
 // lb.Port over lb.Backends' API servers. A new configuration is written
 // beside the old one, checked by the node's own `haproxy -c -f`, and only
-// then moved into place, so a configuration HAProxy would refuse never
-// replaces a working one; HAProxy is then reloaded (its unit's
-// ExecReload keeps established connections). A converged node costs
-// three commands.
+// then moved into place (system.ConfigureDaemon), so a configuration
+// HAProxy would refuse never replaces a working one; HAProxy is then
+// reloaded (its unit's ExecReload keeps established connections). A
+// converged node costs two commands.
 func ConfigureHAProxy(ctx context.Context, h remote.Host, lb APIServerLB) (lcm.Result, error) {
 	if err := lb.check(false); err != nil {
 		return lcm.Unchanged, err
@@ -359,54 +359,22 @@ type daemon struct {
 	check           func(file string) []string
 }
 
-// configureDaemon installs d's package, replaces its file after the
-// daemon's own check when the content differs, and has the unit
-// running, reloaded when the file changed (system.ConfigureUnit). A
-// reload owed survives a run that fails between replacing the file and
-// the reload: a marker under system.PendingDir, written before the file
-// is replaced and removed once ConfigureUnit has taken the change (it
-// keeps its own marker until the reload is done), makes the next run
-// reload though the file already matches.
+// configureDaemon installs d's package and has system.ConfigureDaemon
+// replace its file, after the daemon's own check, when the content
+// differs, and reload the running unit (a reload owed survives a run that
+// fails before it: the unit's restart marker).
 func configureDaemon(ctx context.Context, h remote.Host, d daemon) (lcm.Result, error) {
 	res, err := system.InstallPackages(ctx, h, system.PackagesOptions{Packages: []string{d.pkg}})
 	if err != nil {
 		return res, stepErr(h, "installing "+d.pkg, err)
 	}
-	marker := system.PendingDir + "/mgmtkit-" + d.unit + "-config"
-	files, err := remote.ReadFiles(ctx, h, []string{d.file, marker}, remote.FileOptions{Sudo: true})
-	if err != nil {
-		return res, stepErr(h, "reading "+d.file, err)
-	}
-	_, owed := files[marker]
-	if !bytes.Equal(files[d.file], d.content) {
-		staged := d.file + ".mgmtkit-new"
-		if _, err := h.WriteFile(ctx, staged, bytes.NewReader(d.content), remote.FileOptions{Mode: 0o644, Owner: "root", Group: "root", Sudo: true}); err != nil {
-			return res, stepErr(h, "writing "+staged, err)
-		}
-		if _, err := h.Run(ctx, remote.Cmd{Args: d.check(staged), Sudo: true, Idempotent: true}); err != nil {
-			_, _ = remote.RemoveFiles(ctx, h, []string{staged}, nil, remote.FileOptions{Sudo: true})
-			return res, stepErr(h, d.pkg+" refuses the configuration mgmtkit rendered", err)
-		}
-		if !owed {
-			if _, err := h.WriteFile(ctx, marker, strings.NewReader(d.file+"\n"), remote.FileOptions{Mode: 0o644, Owner: "root", Group: "root", Sudo: true}); err != nil {
-				return res, stepErr(h, "writing "+marker, err)
-			}
-			owed = true
-		}
-		if _, err := h.Run(ctx, remote.Cmd{Args: []string{"mv", "-f", staged, d.file}, Sudo: true}); err != nil {
-			return res, stepErr(h, "replacing "+d.file, err)
-		}
-		res = res.And(lcm.Changed("wrote " + d.file))
-	}
-	r, err := system.ConfigureUnit(ctx, h, system.UnitOptions{Unit: d.unit, InputsChanged: owed})
+	r, err := system.ConfigureDaemon(ctx, h, system.DaemonOptions{
+		UnitOptions: system.UnitOptions{Unit: d.unit, Inputs: map[string]string{d.file: string(d.content)}},
+		Check:       func(staged map[string]string) []string { return d.check(staged[d.file]) },
+	})
 	res = res.And(r)
 	if err != nil {
 		return res, stepErr(h, d.unit+".service", err)
-	}
-	if owed {
-		if _, err := remote.RemoveFiles(ctx, h, []string{marker}, nil, remote.FileOptions{Sudo: true}); err != nil {
-			return res, stepErr(h, "removing "+marker, err)
-		}
 	}
 	return res, nil
 }

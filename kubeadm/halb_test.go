@@ -201,9 +201,11 @@ func TestConfigureHAProxyOwesTheReloadAcrossAFailure(t *testing.T) {
 	}
 	before := n.host.Machine.Service("haproxy")
 	lb.Backends = lb.Backends[:2]
-	n.host.SSH.FailProgram("systemctl", 1, 1, "Failed to connect to bus: Connection timed out")
-	if _, err := kubeadm.ConfigureHAProxy(n.ctx, n.ssh, lb); err == nil {
+	if _, err := kubeadm.ConfigureHAProxy(n.ctx, failFirst(n.ssh, "systemctl", "reload-or-restart"), lb); err == nil {
 		t.Fatal("no failure")
+	}
+	if got := n.host.Machine.Service("haproxy"); got.Reloads+got.Restarts != before.Reloads+before.Restarts {
+		t.Fatal("reloaded despite the failure")
 	}
 	if strings.Contains(n.read(kubeadm.HAProxyConfig), "10.0.0.7") {
 		t.Fatal("the file was not replaced before the failure: the test proves nothing")

@@ -3,6 +3,7 @@ package kubeadm_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,3 +123,32 @@ func (n *simNode) mode(file string) string {
 
 // remoteCmd is a root command.
 func remoteCmd(args ...string) remote.Cmd { return remote.Cmd{Args: args, Sudo: true} }
+
+// failingHost is a host whose first command with argv prefix fails with a
+// lost connection (remote.ErrConnectionLost), as a run cut short there
+// would; every other command runs.
+type failingHost struct {
+	remote.Host
+	prefix []string
+	failed bool
+}
+
+// failFirst returns h with its first command whose argv starts with
+// prefix failing.
+func failFirst(h remote.Host, prefix ...string) *failingHost {
+	return &failingHost{Host: h, prefix: prefix}
+}
+
+// Run runs cmd, or fails it.
+func (f *failingHost) Run(ctx context.Context, cmd remote.Cmd) (remote.Output, error) {
+	if !f.failed && len(cmd.Args) >= len(f.prefix) && slices.Equal(cmd.Args[:len(f.prefix)], f.prefix) {
+		f.failed = true
+		return remote.Output{ExitCode: -1}, &remote.CommandError{Host: f.Name(), Command: strings.Join(cmd.Args, " "), ExitCode: -1, Err: remote.ErrConnectionLost}
+	}
+	return f.Host.Run(ctx, cmd)
+}
+
+// WriteFiles writes as the host does.
+func (f *failingHost) WriteFiles(ctx context.Context, files []remote.FileWrite) ([]bool, error) {
+	return remote.WriteFiles(ctx, f.Host, files)
+}

@@ -64,12 +64,6 @@ gpg --dearmor < "$asc" > "$tmp"
 chmod 644 "$tmp"
 mv -f -- "$tmp" "$2"`
 
-// kubeletDropIns are the kubelet's proxy drop-in and environment file.
-func kubeletDropIns() (dropIn, env string) {
-	dir := system.UnitDir + "/kubelet.service.d/"
-	return dir + "mgmtkit-proxy.conf", dir + "mgmtkit-proxy.env"
-}
-
 // PackagesOptions configure [InstallKubernetes].
 type PackagesOptions struct {
 	// Version is the Kubernetes release: a minor ("1.36", the newest
@@ -117,8 +111,7 @@ func InstallKubernetes(ctx context.Context, h remote.Host, o PackagesOptions) (l
 	if probs != nil {
 		return lcm.Unchanged, &lcm.ParamsError{Problems: probs}
 	}
-	dropIn, env := kubeletDropIns()
-	files, err := remote.ReadFiles(ctx, h, []string{KubernetesKeyring, KubernetesSourcesList, dropIn, env, kubeletPending}, remote.FileOptions{Sudo: true})
+	files, err := remote.ReadFiles(ctx, h, []string{KubernetesKeyring, KubernetesSourcesList}, remote.FileOptions{Sudo: true})
 	if err != nil {
 		return lcm.Unchanged, stepErr(h, "reading the Kubernetes repository's files", err)
 	}
@@ -181,8 +174,7 @@ func InstallKubernetes(ctx context.Context, h remote.Host, o PackagesOptions) (l
 		}
 		res = res.And(lcm.Changed("held " + strings.Join(hold, ", ")))
 	}
-	_, pending := files[kubeletPending]
-	r, err = kubeletUnit(ctx, h, o.Proxy, files[dropIn], files[env], pending)
+	r, err = kubeletUnit(ctx, h, o.Proxy)
 	res = res.And(r)
 	if err != nil {
 		return res, stepErr(h, "kubelet.service", err)
@@ -190,93 +182,13 @@ func InstallKubernetes(ctx context.Context, h remote.Host, o PackagesOptions) (l
 	return res, nil
 }
 
-// kubeletStateScript prints whether the kubelet is enabled and active
-// (systemctl is-enabled and is-active print one word each; their exit
-// status only repeats it).
-const kubeletStateScript = `systemctl is-enabled kubelet.service || true
-systemctl is-active kubelet.service || true`
-
-// kubeletPending marks a restart of the kubelet owed for a drop-in
-// change: written before the drop-ins change, removed once a running
-// kubelet has been restarted (or found not running, when it reads its
-// drop-ins at its next start anyway), so that a run that fails in
-// between leaves the restart to the next run, as system.ConfigureUnit's
-// markers do. Under /run: a reboot restarts the kubelet anyway.
-const kubeletPending = system.PendingDir + "/mgmtkit-kubelet-proxy"
-
-// kubeletUnit gives the kubelet its proxy drop-in (or removes it), has
-// systemd reload its units when they changed, enables the kubelet, and
-// restarts it when it runs and its drop-ins changed (now or in a run
-// that failed before the restart: pending). oldDropIn and oldEnv are
-// the files' current contents (nil when missing).
-func kubeletUnit(ctx context.Context, h remote.Host, p *ProxySettings, oldDropIn, oldEnv []byte, pending bool) (lcm.Result, error) {
-	dropIn, env := kubeletDropIns()
-	want, absent := proxyUnitFiles("kubelet", p)
-	changed := false
-	var writes []remote.FileWrite
-	for _, f := range []struct {
-		path string
-		old  []byte
-	}{{dropIn, oldDropIn}, {env, oldEnv}} {
-		if content, ok := want[f.path]; ok && !bytes.Equal(f.old, []byte(content)) {
-			writes = append(writes, remote.FileWrite{Path: f.path, Content: []byte(content), Options: remote.FileOptions{Mode: 0o600, Owner: "root", Group: "root", Sudo: true}})
-		}
-	}
-	remove := absent != nil && (oldDropIn != nil || oldEnv != nil)
-	if (writes != nil || remove) && !pending {
-		if _, err := h.WriteFile(ctx, kubeletPending, strings.NewReader("kubelet.service\n"), remote.FileOptions{Mode: 0o644, Owner: "root", Group: "root", Sudo: true}); err != nil {
-			return lcm.Unchanged, err
-		}
-		pending = true
-	}
-	if writes != nil {
-		if _, err := remote.WriteFiles(ctx, h, writes); err != nil {
-			return lcm.Unchanged, err
-		}
-		changed = true
-	}
-	if remove {
-		if _, err := remote.RemoveFiles(ctx, h, absent, []string{system.UnitDir + "/kubelet.service.d"}, remote.FileOptions{Sudo: true}); err != nil {
-			return lcm.Unchanged, err
-		}
-		changed = true
-	}
-	res := lcm.Unchanged
-	if changed {
-		res = lcm.Changed("kubelet proxy drop-in")
-	}
-	if pending {
-		if _, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "daemon-reload"}, Sudo: true, Idempotent: true}); err != nil {
-			return res, err
-		}
-	}
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"sh", "-c", kubeletStateScript, "mgmtkit-kubelet-state"}, Idempotent: true})
-	if err != nil {
-		return res, err
-	}
-	state := strings.Fields(string(out.Stdout))
-	if len(state) != 2 {
-		return res, fmt.Errorf("unexpected systemctl answer %q", out.Stdout)
-	}
-	if state[0] != "enabled" {
-		if _, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "enable", "kubelet.service"}, Sudo: true, Idempotent: true}); err != nil {
-			return res, err
-		}
-		res = res.And(lcm.Changed("kubelet enabled"))
-	}
-	// "activating" is the kubelet restarting after a failure, as it does
-	// until kubeadm configures it: its next start reads the drop-ins.
-	if !pending {
-		return res, nil
-	}
-	if state[1] == "active" {
-		if _, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "restart", "kubelet.service"}, Sudo: true, Idempotent: true}); err != nil {
-			return res, err
-		}
-		res = res.And(lcm.Changed("kubelet restarted"))
-	}
-	if _, err := remote.RemoveFiles(ctx, h, []string{kubeletPending}, nil, remote.FileOptions{Sudo: true}); err != nil {
-		return res, err
-	}
-	return res, nil
+// kubeletUnit gives the kubelet its proxy drop-in (or removes it) and
+// enables it without starting it: kubeadm's kubelet-start phase starts it
+// once it has configured it (system.ConfigureUnit with NoStart). A
+// running kubelet whose drop-ins changed is restarted, also when the
+// change was made by a run that failed before the restart (the unit's
+// restart marker).
+func kubeletUnit(ctx context.Context, h remote.Host, p *ProxySettings) (lcm.Result, error) {
+	files, absent := proxyUnitFiles("kubelet", p)
+	return system.ConfigureUnit(ctx, h, system.UnitOptions{Unit: "kubelet", Files: files, Absent: absent, Mode: 0o600, NoStart: true})
 }

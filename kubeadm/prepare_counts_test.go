@@ -31,8 +31,8 @@ func TestNodeStepsConvergedCommandCounts(t *testing.T) {
 		{"InstallKubernetes", 4, func() (lcm.Result, error) {
 			return kubeadm.InstallKubernetes(n.ctx, n.ssh, kubeadm.PackagesOptions{Version: "1.36.2", Proxy: proxyWithPassword})
 		}},
-		{"ConfigureHAProxy", 3, func() (lcm.Result, error) { return kubeadm.ConfigureHAProxy(n.ctx, n.ssh, lb) }},
-		{"ConfigureKeepalived", 3, func() (lcm.Result, error) { return kubeadm.ConfigureKeepalived(n.ctx, n.ssh, lb) }},
+		{"ConfigureHAProxy", 2, func() (lcm.Result, error) { return kubeadm.ConfigureHAProxy(n.ctx, n.ssh, lb) }},
+		{"ConfigureKeepalived", 2, func() (lcm.Result, error) { return kubeadm.ConfigureKeepalived(n.ctx, n.ssh, lb) }},
 		{"UpdateHosts", 3, func() (lcm.Result, error) {
 			return kubeadm.UpdateHosts(n.ctx, n.ssh, kubeadm.ClusterHosts([]string{n.host.NICAddress}, nil))
 		}},

@@ -20,7 +20,6 @@ func TestNodeStepScriptsArePOSIX(t *testing.T) {
 		"reset-probe":    resetProbeScript,
 		"home":           homeScript,
 		"kubernetes-key": keyringScript,
-		"kubelet-state":  kubeletStateScript,
 		"install-script": scriptWrapper,
 		"exists":         existsScript,
 	})

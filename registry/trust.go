@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -26,7 +25,7 @@ const (
 	DockerDaemonJSON     = "/etc/docker/daemon.json"
 	DockerCertsDir       = "/etc/docker/certs.d"
 	DockerAuthFile       = "/root/.docker/config.json"
-	ContainerdConfig     = "/etc/containerd/config.toml"
+	ContainerdConfig     = system.ContainerdConfigFile
 	ContainerdCertsDir   = "/etc/containerd/certs.d"
 	CRIORegistriesDir    = "/etc/containers/registries.conf.d"
 	CRIOCertsDir         = "/etc/containers/certs.d"
@@ -34,13 +33,6 @@ const (
 	HostsFile            = "/etc/hosts"
 	HostsBlock           = "private-registries"
 	criORegistriesPrefix = "50-mgmtkit-"
-	// TrustPendingDir holds one file per daemon (docker, containerd,
-	// crio) whose configuration ConfigureRegistryTrust has changed but
-	// that has not reloaded since: the file is put in place no later than
-	// the configuration and removed by the command that reloads the
-	// daemon, so a run cut short in between (a failed or lost systemctl)
-	// leaves the reload to the next run instead of forgetting it.
-	TrustPendingDir = "/var/lib/mgmtkit/registry-trust/pending"
 )
 
 // daemonReload is how a runtime's daemon picks up a changed
@@ -58,8 +50,16 @@ var daemonReloads = []daemonReload{
 	{system.CRIO, "try-reload-or-restart", "crio"},
 }
 
-// pending is the daemon's file in TrustPendingDir.
-func (r daemonReload) pending() string { return path.Join(TrustPendingDir, r.unit) }
+// pending is the daemon's marker of a reload (or restart) owed
+// (system.PendingMarker): the file is put in place no later than the
+// configuration and removed by the command that tells the daemon, so a
+// run cut short in between (a failed or lost systemctl) leaves the
+// reload to the next run instead of forgetting it, this step's or
+// system.ConfigureUnit's, which pays it too.
+func (r daemonReload) pending() string { return system.PendingMarker(r.unit) }
+
+// restarts reports whether the verb restarts rather than reloads.
+func (r daemonReload) restarts() bool { return r.verb == "try-restart" }
 
 // TrustOptions configure ConfigureRegistryTrust.
 type TrustOptions struct {
@@ -130,7 +130,7 @@ func (s *trustState) write(ctx context.Context) error {
 	}
 	changed, err := remote.WriteFiles(ctx, s.h, s.writes)
 	for i, w := range s.writes {
-		if changed[i] && path.Dir(w.Path) != TrustPendingDir && w.Path != TrustStateFile {
+		if changed[i] && path.Dir(w.Path) != system.PendingDir && w.Path != TrustStateFile {
 			s.did("wrote %s", w.Path)
 		}
 	}
@@ -159,8 +159,14 @@ func (s *trustState) reloads(rts []system.Runtime) []daemonReload {
 				return path.Dir(w.Path) == CRIORegistriesDir && (!ok || !bytes.Equal(cur, w.Content))
 			}) || s.staleCRIODropIn()
 		}
-		_, pending := s.files[r.pending()]
-		if changed && !pending {
+		mark, pending := s.files[r.pending()]
+		if pending && !system.PendingReloadOnly(mark) && !r.restarts() {
+			// Someone owes the daemon a restart (system.ConfigureUnit
+			// changed its drop-ins and lost the restart): a reload
+			// would not pay it.
+			r.verb = "try-restart"
+		}
+		if changed && (!pending || (system.PendingReloadOnly(mark) && r.restarts())) {
 			marks = append(marks, r)
 		}
 		if changed || pending {
@@ -169,8 +175,7 @@ func (s *trustState) reloads(rts []system.Runtime) []daemonReload {
 	}
 	var first []remote.FileWrite
 	for _, r := range marks {
-		first = append(first, remote.FileWrite{Path: r.pending(), Content: []byte("systemctl " + r.verb + " " + r.unit + "\n"),
-			Options: remote.FileOptions{Mode: 0o644, Owner: "root", Group: "root", Sudo: true}})
+		first = append(first, system.PendingMarkerFile(r.unit, !r.restarts()))
 	}
 	s.writes = append(first, s.writes...)
 	return out
@@ -231,7 +236,7 @@ func (s *trustState) reloads(rts []system.Runtime) []daemonReload {
 // containerd and the cir sample's two registries, 2 for a converged one.
 // A daemon whose file changed is told even when the run that changed the
 // file failed before telling it: the next run does (see
-// [TrustPendingDir]). Secrets reach the host only on standard input and
+// [system.PendingMarker]). Secrets reach the host only on standard input and
 // inside root-only files. A second run changes nothing and reports so.
 //
 // Trust is declarative: what mgmtkit manages on h ends equal to conns.
@@ -540,92 +545,52 @@ type hostEntry struct {
 	CA           string   `toml:"ca,omitempty"`
 }
 
-// criPluginNames are the names disabled_plugins can turn containerd's
-// CRI off by: its plugin ID, which a version 1 file uses ("cri", as
-// containerd.io ships it: docker/containerd-packaging
-// common/containerd.toml); its URI in versions 2 and 3; and containerd
-// 2's image and runtime plugins, without which the CRI service does not
-// load (containerd services/server/config V1DisabledFilter and
-// V2DisabledFilter; v2.2.0 cmd/containerd/server/config/config.go
-// v1MigratePluginName).
-var criPluginNames = []string{"cri", "io.containerd.grpc.v1.cri", "io.containerd.cri.v1.images", "io.containerd.cri.v1.runtime"}
-
 // planContainerd decides where containerd reads hosts.toml files and,
 // the first time, config.toml with config_path set there (nil when it
-// already names one, ours or whoever set containerd up). A containerd
-// whose CRI plugin is disabled is skipped with the reason: the kubelet
-// does not use it, and it reads no config_path.
+// already names one, ours or whoever set containerd up), through
+// system.ContainerdConfig, config.toml's one editor, which kubeadm's
+// InstallContainerd shares. A containerd whose CRI plugin is disabled is
+// skipped with the reason: the kubelet does not use it, and it reads no
+// config_path.
 func (s *trustState) planContainerd(ctx context.Context) error {
-	old := s.files[ContainerdConfig]
-	exists := len(bytes.TrimSpace(old)) > 0
-	cfg := map[string]any{}
-	if exists {
-		if err := toml.Unmarshal(old, &cfg); err != nil {
-			return fmt.Errorf("%s is not valid TOML (%v): fix it by hand; mgmtkit will not overwrite it", ContainerdConfig, err)
-		}
+	cfg, err := system.ParseContainerdConfig(s.files[ContainerdConfig])
+	if err != nil {
+		return err
 	}
-	version, _ := cfg["version"].(int64)
-	disabled := disabledCRI(cfg)
-	if exists && version > 3 {
+	version := cfg.Version()
+	disabled := cfg.DisabledCRI()
+	if version > 3 {
+		// Refused before a disabled CRI is skipped, as Edit refuses it.
 		return fmt.Errorf("%s has version %d, which no containerd reads: fix it by hand", ContainerdConfig, version)
 	}
-	if exists && version >= 2 && slices.Contains(disabled, "cri") {
+	if version >= 2 && slices.Contains(disabled, "cri") {
 		// containerd 1.6, 1.7 (ValidateV2) and 2.x (ValidateVersion)
 		// refuse to start on it.
 		return fmt.Errorf(`%s is a version %d config whose disabled_plugins names "cri", on which containerd does not start ("invalid disabled plugin URI \"cri\" expect io.containerd.x.vx"): name io.containerd.grpc.v1.cri instead, or remove it to use containerd for Kubernetes`, ContainerdConfig, version)
 	}
-	var release string
-	var major int
-	if !exists || version < 2 || len(disabled) > 0 {
-		var err error
-		if release, major, err = s.containerdRelease(ctx); err != nil {
+	if len(disabled) > 0 {
+		release, major, err := s.containerdRelease(ctx)
+		if err != nil {
 			return err
 		}
-	}
-	if len(disabled) > 0 {
 		s.containerdSkip = fmt.Sprintf("containerd %s skipped: %s disables its CRI plugin (disabled_plugins %q), so the kubelet cannot use it; %s",
 			release, ContainerdConfig, disabled, enableCRIHint(major))
 		return nil
 	}
-	if !exists {
-		version = 2
-		if major >= 2 {
-			version = 3
+	changes, err := cfg.Edit(system.ContainerdSettings{RegistryConfigPath: ContainerdCertsDir}, func() (int, error) {
+		_, major, err := s.containerdRelease(ctx)
+		return major, err
+	})
+	if err != nil {
+		return err
+	}
+	if changes != nil {
+		if s.containerdConfig, err = cfg.Encode(); err != nil {
+			return err
 		}
-	} else if version < 2 {
-		return fmt.Errorf("%s has no version (schema version 1), which mgmtkit does not edit: %s", ContainerdConfig, migrateHint(major))
 	}
-	plugin := "io.containerd.grpc.v1.cri"
-	if version == 3 {
-		plugin = "io.containerd.cri.v1.images"
-	}
-	reg := table(table(table(cfg, "plugins"), plugin), "registry")
-	if err := checkLegacyRegistry(reg, plugin, version); err != nil {
-		return err
-	}
-	if p, _ := reg["config_path"].(string); p != "" {
-		var err error
-		s.containerdDirs, err = containerdDirs(p)
-		return err
-	}
-	reg["config_path"] = ContainerdCertsDir
-	cfg["version"] = version
-	b, err := toml.Marshal(cfg)
-	s.containerdDirs, s.containerdConfig = []string{ContainerdCertsDir}, b
+	s.containerdDirs, err = containerdDirs(cfg.RegistryConfigPath())
 	return err
-}
-
-// disabledCRI returns the names of the CRI plugins config.toml's
-// disabled_plugins lists.
-func disabledCRI(cfg map[string]any) []string {
-	list, _ := cfg["disabled_plugins"].([]any)
-	var out []string
-	for _, v := range list {
-		if name, ok := v.(string); ok && slices.Contains(criPluginNames, name) {
-			out = append(out, name)
-		}
-	}
-	return out
 }
 
 // enableCRIHint says how to give a containerd of a major version its CRI
@@ -635,39 +600,6 @@ func enableCRIHint(major int) string {
 		return "to use it for Kubernetes, write a version 3 config (`containerd config migrate`, or `containerd config default`), remove the CRI plugins from disabled_plugins, restart containerd and run again"
 	}
 	return "to use it for Kubernetes, replace the file with the output of `containerd config default` (a version 2 config with the CRI enabled: containerd 1.x has no command that migrates a config), keep your own settings, restart containerd and run again"
-}
-
-// migrateHint says how to turn a versionless config.toml into one
-// mgmtkit edits, for a containerd of a major version.
-func migrateHint(major int) string {
-	if major >= 2 {
-		return "convert it with `containerd config migrate` (it prints a version 3 config), then run again"
-	}
-	return "containerd 1.x has no command that migrates it: add `version = 2` at its top and name the plugin tables by URI (plugins.cri becomes plugins.\"io.containerd.grpc.v1.cri\"), or start from `containerd config default`, then run again"
-}
-
-// checkLegacyRegistry refuses the legacy registry settings that containerd
-// refuses beside config_path, with its reason: registry.mirrors (1.6,
-// 1.7 and 2.x), and registry.configs.HOST.tls in a version 2 file
-// (containerd 1.6 and 1.7 pkg/cri/config/config.go
-// ValidatePluginConfig; 2.x's ValidateImageConfig has no TLS field left
-// to check, internal/cri/config/config.go). Credentials alone
-// (registry.configs.HOST.auth) are accepted and kept: the CRI still sends
-// them.
-func checkLegacyRegistry(reg map[string]any, plugin string, version int64) error {
-	if v, ok := reg["mirrors"]; ok && !isEmptyTable(v) {
-		return fmt.Errorf("%s sets plugins.%q.registry.mirrors, which containerd refuses beside config_path (\"`mirrors` cannot be set when `config_path` is provided\"): move them to hosts.toml files and remove them, then run again", ContainerdConfig, plugin)
-	}
-	if version != 2 {
-		return nil
-	}
-	configs, _ := reg["configs"].(map[string]any)
-	for _, host := range slices.Sorted(maps.Keys(configs)) {
-		if t, ok := configs[host].(map[string]any); ok && t["tls"] != nil {
-			return fmt.Errorf("%s sets plugins.%q.registry.configs.%q.tls, which containerd refuses beside config_path (\"`configs.tls` cannot be set when `config_path` is provided\"): move it to that registry's hosts.toml (ca, skip_verify) and remove it, then run again", ContainerdConfig, plugin, host)
-		}
-	}
-	return nil
 }
 
 // containerdDirs returns the directories mgmtkit writes a registry's
@@ -695,21 +627,6 @@ func containerdDirs(configPath string) ([]string, error) {
 		dirs = append(dirs, path.Clean(configPath))
 	}
 	return dirs, nil
-}
-
-// table returns m[key] as a table, creating it.
-func table(m map[string]any, key string) map[string]any {
-	if t, ok := m[key].(map[string]any); ok {
-		return t
-	}
-	t := map[string]any{}
-	m[key] = t
-	return t
-}
-
-func isEmptyTable(v any) bool {
-	t, ok := v.(map[string]any)
-	return ok && len(t) == 0
 }
 
 // crio writes a registries.conf.d entry for HTTP registries and installs

@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // node is one cluster node with Docker and containerd, and a connection
@@ -160,7 +161,7 @@ func TestADaemonLeftUntoldIsToldByTheNextRun(t *testing.T) {
 				t.Error("the rerun left the daemons with their old configuration")
 			}
 			for _, u := range tc.units {
-				if n.host.FS().Exists(registry.TrustPendingDir + "/" + u) {
+				if n.host.FS().Exists(system.PendingMarker(u)) {
 					t.Errorf("the pending reload of %s was not forgotten", u)
 				}
 			}
@@ -229,5 +230,41 @@ func TestABrokenDaemonJSONIsNotOverwritten(t *testing.T) {
 	}
 	if got := containers.Docker(n.host.Machine).Config().InsecureRegistries; len(got) != 2 {
 		t.Errorf("Docker loaded insecure-registries %v, want both", got)
+	}
+}
+
+// The daemon's restart marker is system's, shared with ConfigureUnit: a
+// restart it owes Docker (its drop-in changed, the restart was lost) is
+// paid by trust's run with a restart, not a reload, and a reload trust
+// owes is paid by ConfigureUnit.
+func TestTrustPaysARestartConfigureUnitOwes(t *testing.T) {
+	n := newNodeWith(t, "docker.io", "cri-tools")
+	m := system.PendingMarkerFile("docker", false)
+	if err := n.host.FS().WriteFile(m.Path, m.Content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := n.host.Machine.Service("docker")
+	res, err := n.trust(httpConn("10.0.0.5:5000"))
+	if err != nil || !strings.Contains(res.Detail, "systemctl try-restart docker") {
+		t.Fatalf("%+v, %v: want docker restarted", res, err)
+	}
+	if after := n.host.Machine.Service("docker"); after.Restarts != before.Restarts+1 || after.Reloads != before.Reloads || n.host.FS().Exists(m.Path) {
+		t.Errorf("docker %+v after %+v, marker left: %v", after, before, n.host.FS().Exists(m.Path))
+	}
+
+	// Trust's own reload, lost, is paid by ConfigureUnit.
+	n.host.SSH.FailProgram("systemctl", 1, 1, "Job failed\n")
+	if _, err := n.trust(httpConn("10.0.0.6:5000")); err == nil {
+		t.Fatal("no failure")
+	}
+	if b, err := n.host.FS().ReadFile(m.Path); err != nil || !system.PendingReloadOnly(b) {
+		t.Fatalf("marker %q, %v: want one that owes a reload", b, err)
+	}
+	before = n.host.Machine.Service("docker")
+	if _, err := system.ConfigureUnit(n.ctx, n.ssh, system.UnitOptions{Unit: "docker"}); err != nil {
+		t.Fatal(err)
+	}
+	if after := n.host.Machine.Service("docker"); after.Reloads+after.Restarts != before.Reloads+before.Restarts+1 || n.host.FS().Exists(m.Path) {
+		t.Errorf("docker %+v after %+v", after, before)
 	}
 }

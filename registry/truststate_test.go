@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/samples"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // trustWorld is a node with Docker and containerd, and around it two
@@ -331,7 +332,7 @@ func TestAnInterruptedRemovalConvergesOnTheNextRun(t *testing.T) {
 			if len(w.insecure()) != 0 || len(w.auths(registry.DockerAuthFile)) != 0 || len(w.auths(registry.KubeletAuthFile)) != 0 {
 				t.Errorf("left: insecure %v, docker logins %v, kubelet auths %v", w.insecure(), w.auths(registry.DockerAuthFile), w.auths(registry.KubeletAuthFile))
 			}
-			if w.exists(registry.TrustPendingDir + "/docker") {
+			if w.exists(system.PendingMarker("docker")) {
 				t.Error("docker's reload is still pending")
 			}
 			if res, n, err := w.run(); err != nil || res.Changed || n != 1 {

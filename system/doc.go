@@ -1,10 +1,15 @@
 // Package system holds the host steps every VNF's VMs share, whatever the
 // VNF: packages installed with apt, systemd units enabled, started and
-// restarted only when their inputs changed, bounded waits, kernel modules
-// and sysctls, the host name, a managed block of /etc/hosts, and the OS
-// facts steps branch on (os-release, architecture). Domain packages
-// (registry, kubeadm, nfs, kubespray, lb) build on it; it imports only
-// [lcm] and [remote], as k0sproject/rig keeps its OS configurers beside its
+// restarted only when their files or inputs changed ([ConfigureUnit]),
+// with one restart marker per unit that any step owing a restart shares
+// ([PendingMarker]), daemons' configurations checked by the daemon's own
+// validator before they replace the old ones ([ConfigureDaemon]),
+// containerd's config.toml edited by its settings ([ContainerdConfig]),
+// bounded waits, kernel modules and sysctls, the host name, a managed
+// block of /etc/hosts, and the OS facts steps branch on (os-release,
+// architecture). Domain packages (registry, kubeadm, nfs, kubespray, lb)
+// build on it; of the SDK it imports only [lcm] and [remote] (and go-toml
+// for config.toml), as k0sproject/rig keeps its OS configurers beside its
 // transport.
 //
 // # The shape of a step

@@ -17,5 +17,6 @@ func TestScriptsArePOSIX(t *testing.T) {
 		"hostname":       hostnameScript,
 		"loaded-modules": loadedModulesScript,
 		"unit-state":     unitStateScript,
+		"daemon-replace": moveScript,
 	})
 }

@@ -67,63 +67,85 @@ type UnitOptions struct {
 	// file itself (UnitDir/UNIT), drop-ins (UnitDir/UNIT.d/NAME.conf) and
 	// environment files beside them (UnitDir/UNIT.d/NAME.env, which
 	// systemd does not read as drop-ins; a drop-in names one in
-	// EnvironmentFile=). Other paths are refused.
+	// EnvironmentFile=). Other paths are refused: the daemon's own
+	// configuration goes in Inputs. A change of any of them restarts the
+	// unit (a reload cannot apply a unit's own settings).
 	//
-	// A secret belongs in an environment file written with Mode 0600, not
-	// in Environment=: systemd.exec(5) warns that Environment= values are
-	// exposed to unprivileged clients over D-Bus (`systemctl show -p
-	// Environment`), whatever the drop-in's mode.
+	// A secret belongs in an environment file written with mode 0600
+	// (Modes), not in Environment=: systemd.exec(5) warns that
+	// Environment= values are exposed to unprivileged clients over D-Bus
+	// (`systemctl show -p Environment`), whatever the drop-in's mode.
 	Files map[string]string
+	// Inputs are the daemon's own input files the step owns, path →
+	// content: its configuration (/etc/containerd/config.toml), anywhere
+	// but under the unit's own directories (those go in Files). The step
+	// writes the ones that differ, under the unit's marker like Files
+	// (see [ConfigureUnit]), and then reloads the unit (`systemctl
+	// reload-or-restart`, a reload where the unit has ExecReload=), or
+	// restarts it with InputsNeedRestart. Nothing but the unit reads
+	// them: a change of Inputs is no reason for `systemctl
+	// daemon-reload`.
+	Inputs map[string]string
 	// Absent are files of the unit (same paths as Files) that must not
 	// exist, such as a drop-in an earlier run wrote and whose setting is
 	// gone. Removing one counts as a change of the unit's files.
 	Absent []string
-	// Mode is the mode of every file in Files; 0644 when zero. Use 0600
-	// when a file holds credentials (a proxy URL with a password).
+	// Mode is the mode of every file of Files and Inputs that Modes does
+	// not name; 0644 when zero.
 	Mode fs.FileMode
+	// Modes are the modes of single files of Files or Inputs, path →
+	// mode: 0600 for an environment file that holds credentials (a
+	// proxy URL with a password) beside a 0644 unit file.
+	Modes map[string]fs.FileMode
 	// InputsChanged says that something the unit reads, but this step
 	// does not write, changed (the caller wrote /etc/docker/daemon.json):
-	// a running unit gets `systemctl reload-or-restart`, a reload where
-	// the unit has ExecReload= (systemd.service(5)). A reload applies
-	// only what the daemon re-reads on SIGHUP or its ExecReload= command
-	// (dockerd, for one, re-reads only some of daemon.json's settings);
-	// set InputsNeedRestart when the input needs a restart, or pass it to
-	// the unit through Files (an Environment= drop-in), which always
-	// restarts. InputsChanged is the caller's word for this run only:
-	// the step owes the reload from the moment it writes its marker (see
-	// [ConfigureUnit]), but if the caller's run stops between changing
-	// the input and this call, the next run sees no change and nothing
-	// is owed.
+	// the unit is reloaded as for a change of Inputs. Give such a file
+	// in Inputs where possible: InputsChanged is the caller's word for
+	// this run only: the step owes the reload from the moment it writes
+	// its marker (see [ConfigureUnit]), but if the caller's run stops
+	// between changing the input and this call, the next run sees no
+	// change and nothing is owed.
 	InputsChanged bool
-	// InputsNeedRestart makes InputsChanged restart a running unit
-	// (`systemctl restart`), as a change of its files does, rather than
-	// reload-or-restart it.
+	// InputsNeedRestart makes a change of Inputs (or InputsChanged)
+	// restart a running unit (`systemctl restart`), as a change of its
+	// files does, rather than reload-or-restart it: for an input the
+	// daemon reads only when it starts (containerd's config.toml), or
+	// of which a reload applies only part (dockerd re-reads only some of
+	// daemon.json's settings on SIGHUP).
 	InputsNeedRestart bool
 	// NoEnable leaves the unit's enablement as it is; by default the unit
 	// is enabled, so that it starts at boot.
 	NoEnable bool
+	// NoStart leaves a unit that does not run stopped, and does not wait
+	// for the unit to be active: for a unit another tool starts once it
+	// has configured it (the kubelet, which kubeadm starts). A running
+	// unit whose restart or reload is owed still gets it; one that does
+	// not run reads its files when it starts, and owes nothing.
+	NoStart bool
 	// ActiveTimeout bounds the wait for the unit to be active after a
 	// start or restart; [DefaultActiveTimeout] when zero.
 	ActiveTimeout time.Duration
 }
 
 // unitState is the part of `systemctl show` ConfigureUnit looks at, with
-// the hashes of the unit's files and whether a restart is owed.
+// the hashes of the unit's files and the restart owed.
 type unitState struct {
-	props   map[string]string
-	pending bool
-	files   map[string]string // path → sha256 or "absent"
+	props map[string]string
+	// pending says a marker owes a restart or reload; reloadOnly that a
+	// reload pays it.
+	pending, reloadOnly bool
+	files               map[string]string // path → sha256 or "absent"
 }
 
 // unitStateScript prints `systemctl show`'s properties for the unit $1,
-// "Pending=yes" when the marker $2 exists, then "FILE=HASH" (or
-// "FILE=absent") for each file that follows. One command for everything
-// ConfigureUnit decides on.
+// "Pending=WORD" when the marker $2 exists (its first word, "reload" or
+// "restart"), then "FILE=HASH" (or "FILE=absent") for each file that
+// follows. One command for everything ConfigureUnit decides on.
 const unitStateScript = `set -eu
 unit=$1 marker=$2
 shift 2
 systemctl show --property=LoadState,ActiveState,UnitFileState,NeedDaemonReload "$unit"
-if [ -e "$marker" ]; then echo Pending=yes; fi
+if [ -e "$marker" ]; then read -r w _ < "$marker" || :; echo "Pending=${w:-restart}"; fi
 for f in "$@"; do
   if [ -e "$f" ]; then s=$(sha256sum < "$f"); echo "$f=${s%% *}"; else echo "$f=absent"; fi
 done`
@@ -145,7 +167,7 @@ func readUnitState(ctx context.Context, h remote.Host, unit, marker string, file
 			i := strings.LastIndexByte(line, '=')
 			st.files[line[:i]] = line[i+1:]
 		case k == "Pending":
-			st.pending = v == "yes"
+			st.pending, st.reloadOnly = true, PendingReloadOnly([]byte(v))
 		default:
 			st.props[k] = v
 		}
@@ -166,22 +188,36 @@ func checkUnitOptions(o UnitOptions) (string, error) {
 		return "", probs.err()
 	}
 	unit := fullUnitName(o.Unit)
+	unitDir := path.Join(UnitDir, unit+".d")
 	own := func(at, p string) {
 		dir, base := path.Split(p)
 		switch {
 		case p == path.Join(UnitDir, unit):
-		case dir == path.Join(UnitDir, unit+".d")+"/" && (strings.HasSuffix(base, ".conf") || strings.HasSuffix(base, ".env")):
+		case dir == unitDir+"/" && (strings.HasSuffix(base, ".conf") || strings.HasSuffix(base, ".env")):
 			// The state probe prints "FILE=HASH" lines: a name with
 			// '=' or a line break would be misread.
 			if !confName.MatchString(strings.TrimSuffix(strings.TrimSuffix(base, ".conf"), ".env")) {
 				probs.addf(at, "drop-in name %q is not NAME.conf or NAME.env with NAME of letters, digits and _ . @ + -, starting with a letter or digit", base)
 			}
 		default:
-			probs.addf(at, "%q is neither %s nor a drop-in %s/NAME.conf or NAME.env", p, path.Join(UnitDir, unit), path.Join(UnitDir, unit+".d"))
+			probs.addf(at, "%q is neither %s nor a drop-in %s/NAME.conf or NAME.env (the daemon's own configuration goes in Inputs)", p, path.Join(UnitDir, unit), unitDir)
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(o.Files)) {
 		own(fmt.Sprintf("Files[%q]", p), p)
+	}
+	for _, p := range slices.Sorted(maps.Keys(o.Inputs)) {
+		at := fmt.Sprintf("Inputs[%q]", p)
+		switch {
+		case !path.IsAbs(p) || path.Clean(p) != p || p == "/":
+			probs.addf(at, "%q is not a clean absolute file path", p)
+		case strings.ContainsFunc(p, func(r rune) bool { return r < ' ' || r == 0x7f }):
+			probs.addf(at, "%q holds a control character", p)
+		case p == path.Join(UnitDir, unit) || strings.HasPrefix(p, unitDir+"/"):
+			probs.addf(at, "%s is one of the unit's own files: give it in Files", p)
+		case strings.HasSuffix(p, stagedSuffix):
+			probs.addf(at, "%q ends in %s, the suffix of a staged file", p, stagedSuffix)
+		}
 	}
 	for i, p := range o.Absent {
 		own("Absent["+strconv.Itoa(i)+"]", p)
@@ -192,44 +228,75 @@ func checkUnitOptions(o UnitOptions) (string, error) {
 	if o.Mode&^fs.ModePerm != 0 {
 		probs.addf("Mode", "%v is not a permission mode", o.Mode)
 	}
+	for _, p := range slices.Sorted(maps.Keys(o.Modes)) {
+		_, file := o.Files[p]
+		_, input := o.Inputs[p]
+		switch {
+		case !file && !input:
+			probs.addf(fmt.Sprintf("Modes[%q]", p), "%s is neither in Files nor in Inputs", p)
+		case o.Modes[p]&^fs.ModePerm != 0 || o.Modes[p] == 0:
+			probs.addf(fmt.Sprintf("Modes[%q]", p), "%v is not a permission mode", o.Modes[p])
+		}
+	}
 	if o.ActiveTimeout < 0 {
 		probs.addf("ActiveTimeout", "must not be negative")
 	}
 	return unit, probs.err()
 }
 
+// mode is the mode of a file of Files or Inputs.
+func (o UnitOptions) mode(p string) fs.FileMode {
+	return cmp.Or(o.Modes[p], o.Mode, 0o644)
+}
+
+// write is the write of a file of Files or Inputs, root-owned.
+func (o UnitOptions) write(p, content string) remote.FileWrite {
+	return remote.FileWrite{Path: p, Content: []byte(content), Options: remote.FileOptions{Mode: o.mode(p), Owner: "root", Group: "root", Sudo: true}}
+}
+
 // ConfigureUnit makes a systemd unit run with the files opts gives it: the
 // unit file and drop-ins hold their content (and opts.Absent ones are
-// gone), `systemctl daemon-reload` runs only when a file changed, the unit
-// is enabled (unless opts.NoEnable) and started, a running unit (one
-// active, activating, reloading or deactivating) is restarted only when
-// its files changed (`systemctl restart`: a reload cannot apply a unit's
-// own settings) or reloaded-or-restarted when opts.InputsChanged says a
-// file the daemon re-reads changed (`systemctl reload-or-restart`: reload
-// where the unit supports it; a restart with opts.InputsNeedRestart or
-// when the unit is activating or deactivating), and the step waits
-// (bounded by opts.ActiveTimeout) until `systemctl is-active` says active.
-// On a converged host that is one command.
+// gone), and so do the daemon's own input files (opts.Inputs); `systemctl
+// daemon-reload` runs only when a unit file changed; the unit is enabled
+// (unless opts.NoEnable) and started (unless opts.NoStart); a running unit
+// (one active, activating, reloading or deactivating) is restarted only
+// when its files changed (`systemctl restart`: a reload cannot apply a
+// unit's own settings) or reloaded-or-restarted when its inputs changed
+// (opts.Inputs, or opts.InputsChanged for a file the caller wrote)
+// (`systemctl reload-or-restart`: reload where the unit supports it; a
+// restart with opts.InputsNeedRestart or when the unit is activating or
+// deactivating); and the step waits (bounded by opts.ActiveTimeout, not
+// with opts.NoStart) until `systemctl is-active` says active. On a
+// converged host that is one command.
 //
-// A restart owed by the unit's files is never lost: before it changes a
-// file (or when opts.InputsChanged) the step writes a marker under
-// [PendingDir] and it removes the marker only after the restart (or
-// reload), so a run that fails in between (a dropped connection, a failed
-// daemon-reload) leaves the marker and the next run restarts the unit
-// even though the files already match; a marker left by an
-// opts.InputsChanged run is paid with a restart, since the next run no
-// longer knows whether a reload would do. What happens to an input the
-// step does not write before the step runs is the caller's to remember:
-// see [UnitOptions.InputsChanged]. systemd's own NeedDaemonReload=yes (a
-// file changed behind its back) also makes the step reload and restart.
+// A restart owed by the unit's files or inputs is never lost: before it
+// changes a file (or when opts.InputsChanged) the step writes the unit's
+// marker ([PendingMarker]), which records whether a reload pays it, and
+// it removes the marker only after the restart (or reload), so a run that
+// fails in between (a dropped connection, a failed daemon-reload) leaves
+// the marker and the next run restarts (or reloads) the unit even though
+// the files already match. A marker some other step wrote (a registry's
+// trust, which edits config.toml by itself) is paid the same way. What
+// happens to an input the step does not write before the step runs is the
+// caller's to remember: see [UnitOptions.InputsChanged]. systemd's own
+// NeedDaemonReload=yes (a file changed behind its back) also makes the
+// step reload and restart.
 func ConfigureUnit(ctx context.Context, h remote.Host, opts UnitOptions) (lcm.Result, error) {
 	unit, err := checkUnitOptions(opts)
 	if err != nil {
 		return lcm.Unchanged, err
 	}
-	marker := path.Join(PendingDir, unit)
-	paths := slices.Sorted(maps.Keys(opts.Files))
-	paths = append(paths, opts.Absent...)
+	return configureUnit(ctx, h, unit, opts, nil)
+}
+
+// configureUnit is ConfigureUnit, and ConfigureDaemon with check: the
+// changed inputs are then staged and checked before they replace the old
+// ones.
+func configureUnit(ctx context.Context, h remote.Host, unit string, opts UnitOptions, check func(map[string]string) []string) (lcm.Result, error) {
+	marker := PendingMarker(unit)
+	files := slices.Sorted(maps.Keys(opts.Files))
+	inputs := slices.Sorted(maps.Keys(opts.Inputs))
+	paths := slices.Concat(files, inputs, opts.Absent)
 	st, err := readUnitState(ctx, h, unit, marker, paths)
 	if err != nil {
 		return lcm.Unchanged, err
@@ -237,10 +304,15 @@ func ConfigureUnit(ctx context.Context, h remote.Host, opts UnitOptions) (lcm.Re
 	if st.props["LoadState"] == "not-found" && len(opts.Files) == 0 {
 		return lcm.Unchanged, fmt.Errorf("system: %s: unit %s not found", h.Name(), unit)
 	}
-	var writes []remote.FileWrite
-	for _, p := range paths[:len(opts.Files)] {
+	var writes, inputWrites []remote.FileWrite
+	for _, p := range files {
 		if st.files[p] != sha(opts.Files[p]) {
-			writes = append(writes, remote.FileWrite{Path: p, Content: []byte(opts.Files[p]), Options: remote.FileOptions{Mode: cmp.Or(opts.Mode, 0o644), Owner: "root", Group: "root", Sudo: true}})
+			writes = append(writes, opts.write(p, opts.Files[p]))
+		}
+	}
+	for _, p := range inputs {
+		if st.files[p] != sha(opts.Inputs[p]) {
+			inputWrites = append(inputWrites, opts.write(p, opts.Inputs[p]))
 		}
 	}
 	var removes []string
@@ -250,6 +322,7 @@ func ConfigureUnit(ctx context.Context, h remote.Host, opts UnitOptions) (lcm.Re
 		}
 	}
 	filesChanged := len(writes) > 0 || len(removes) > 0
+	inputsChanged := len(inputWrites) > 0 || opts.InputsChanged
 	reload := filesChanged || st.props["NeedDaemonReload"] == "yes"
 	// A unit's own settings (ExecStart=, Environment= in a drop-in) take
 	// effect only when its process starts anew: a reload merely signals
@@ -257,21 +330,42 @@ func ConfigureUnit(ctx context.Context, h remote.Host, opts UnitOptions) (lcm.Re
 	// files, and a restart owed by an earlier run, mean `restart`; inputs
 	// the daemon re-reads (its own configuration file) mean
 	// `reload-or-restart`.
-	fullRestart := reload || st.pending || (opts.InputsChanged && opts.InputsNeedRestart)
-	restart := fullRestart || opts.InputsChanged
+	fullRestart := reload || (st.pending && !st.reloadOnly) || (inputsChanged && opts.InputsNeedRestart)
+	restart := fullRestart || inputsChanged || st.pending
 
+	// The marker goes first, in the same commit as the files: from here
+	// on a restart (or reload) is owed until it has happened. One that
+	// owes a reload is made to owe a restart when this run's change needs
+	// one.
+	owesRestart := filesChanged || (inputsChanged && opts.InputsNeedRestart)
+	var mark *remote.FileWrite
+	if (filesChanged || inputsChanged) && (!st.pending || (st.reloadOnly && owesRestart)) {
+		m := PendingMarkerFile(unit, !owesRestart)
+		mark = &m
+	}
 	var did []string
-	if filesChanged || (opts.InputsChanged && !st.pending) {
-		// The marker first, in the same commit as the files: from here
-		// on a restart is owed until it has happened.
-		writes = append([]remote.FileWrite{{Path: marker, Content: []byte("mgmtkit: " + unit + " must be restarted\n"), Options: remote.FileOptions{Mode: 0o644, Sudo: true}}}, writes...)
+	if check != nil && len(inputWrites) > 0 {
+		if err := replaceChecked(ctx, h, inputWrites, mark, check, opts.Inputs); err != nil {
+			return lcm.Unchanged, err
+		}
+		mark = nil
+		for _, w := range inputWrites {
+			did = append(did, "wrote "+w.Path)
+		}
+	} else {
+		writes = append(writes, inputWrites...)
+	}
+	if mark != nil {
+		writes = append([]remote.FileWrite{*mark}, writes...)
 	}
 	if len(writes) > 0 {
 		if _, err := remote.WriteFiles(ctx, h, writes); err != nil {
-			return lcm.Unchanged, err
+			return result(did), err
 		}
-		for _, w := range writes[1:] {
-			did = append(did, "wrote "+w.Path)
+		for _, w := range writes {
+			if w.Path != marker {
+				did = append(did, "wrote "+w.Path)
+			}
 		}
 	}
 	if len(removes) > 0 {
@@ -327,13 +421,13 @@ func ConfigureUnit(ctx context.Context, h remote.Host, opts UnitOptions) (lcm.Re
 			return result(did), err
 		}
 		did = append(did, "restarted "+unit)
-	case !running:
+	case !running && !opts.NoStart:
 		if _, err := h.Run(ctx, sudo("systemctl", "start", unit)); err != nil {
 			return result(did), err
 		}
 		did = append(did, "started "+unit)
 	}
-	if restart || !active {
+	if (restart || !active) && !opts.NoStart {
 		if err := waitActive(ctx, h, unit, cmp.Or(opts.ActiveTimeout, DefaultActiveTimeout)); err != nil {
 			return result(did), err
 		}

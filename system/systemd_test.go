@@ -212,15 +212,19 @@ func TestConfigureUnitReloadsForInputsChanged(t *testing.T) {
 	if res, cmds, err := v.step(configure(opts)); err != nil || res.Changed || len(cmds) != 1 {
 		t.Errorf("converged: %v, %v, %d commands", res, err, len(cmds))
 	}
-	// A reload that fails leaves the marker; the next run, told of no
-	// change, pays it with a restart.
+	// A reload that fails leaves the marker, which says that a reload
+	// pays it; the next run, told of no change, reloads.
 	reloadFails, opts.InputsChanged = true, true
 	if _, _, err := v.step(configure(opts)); err == nil {
 		t.Fatal("a failed reload is no error")
 	}
+	if b, err := v.Server().FS().ReadFile(system.PendingMarker("app")); err != nil || !system.PendingReloadOnly(b) {
+		t.Fatalf("marker %q, %v: want one that owes a reload", b, err)
+	}
+	reloads := v.Service("app").Reloads
 	reloadFails, opts.InputsChanged = false, false
 	res, _, err = v.step(configure(opts))
-	if st := v.Service("app"); err != nil || res.Detail != "restarted app.service" || st.Restarts != 2 || v.Server().FS().Exists(system.PendingDir+"/app.service") {
+	if st := v.Service("app"); err != nil || res.Detail != "reloaded or restarted app.service" || st.Restarts != 1 || st.Reloads != reloads+1 || v.Server().FS().Exists(system.PendingDir+"/app.service") {
 		t.Errorf("the owed reload: %v, %v, %+v", res, err, st)
 	}
 }
