@@ -15,10 +15,9 @@ import (
 // hook; the hooks call it at the same points whatever it is, and no
 // other code asks which it is.
 type nodeBuilder interface {
-	// cni returns the pod network's manifest to apply after kubeadm
-	// init, nil for none; an error is an [*lcm.ParamsError]: nothing has
-	// run.
-	cni(op Op) ([]byte, error)
+	// cni returns the pod network to install after kubeadm init; an
+	// error is an [*lcm.ParamsError]: nothing has run.
+	cni(op Op) (cniPlan, error)
 	// build makes prepared nodes ready to join.
 	build(ctx context.Context, r *run, nodes []lcm.Node) error
 	// initialize makes the first master n the cluster's first control
@@ -46,9 +45,9 @@ func (c *Hooks) builder(p ClusterParams) nodeBuilder {
 // and join with configurations mgmtkit renders.
 type nativeBuilder struct{}
 
-// cni reads cni_manifest_path: the native steps need a pod network, or
-// no node becomes Ready.
-func (nativeBuilder) cni(op Op) ([]byte, error) { return readCNI(op, false) }
+// cni reads cni_manifest_path, or plans Calico without one: the native
+// steps need a pod network, or no node becomes Ready.
+func (nativeBuilder) cni(op Op) (cniPlan, error) { return readCNI(op, false) }
 
 // build installs containerd, runs the extensions, and installs the
 // Kubernetes packages. A script_path is reported as not used.
@@ -97,8 +96,8 @@ func (nativeBuilder) joined(context.Context, *run, []lcm.Node) error { return ni
 type scriptBuilder struct{}
 
 // cni reads cni_manifest_path when given: the reference's script
-// applies a pod network of its own.
-func (scriptBuilder) cni(op Op) ([]byte, error) { return readCNI(op, true) }
+// installs a pod network of its own (Calico).
+func (scriptBuilder) cni(op Op) (cniPlan, error) { return readCNI(op, true) }
 
 // build has nothing to add to the prepared node: the script does it.
 func (scriptBuilder) build(context.Context, *run, []lcm.Node) error { return nil }

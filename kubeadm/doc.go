@@ -23,6 +23,26 @@
 // distinct priority per master; the endpoint is the virtual IP at
 // [LoadBalancerPort]. Node names are [NodeName]s, unique per address.
 //
+// The pod network is the manifest cni_manifest_path names in the VNF
+// package, applied after kubeadm init ([ApplyCNI]); without one, Calico,
+// as the reference's install script installs it, pinned to
+// [DefaultCalicoVersion]: the master downloads its release manifest
+// ([DefaultCalicoManifestURL]) with curl, through the cluster's proxy
+// when there is one, and applies it as released ([InstallCalico]);
+// calico-node takes its IP pool from kubeadm's podSubnet, pod_cidr.
+// Calico's calico.yaml is IPv4-only, so an IPv6 pod_cidr needs a
+// manifest of its own. How many nodes pod_cidr holds depends on the pod
+// network's IPAM ([InspectCNI], [PodNetwork.CheckPodCapacity]): flannel
+// and most plugins take the node's spec.podCIDR, a /24 (IPv4) or /64
+// (IPv6) that kube-controller-manager gives each node, so a /24 holds
+// one node; Calico's IPAM ignores spec.podCIDR and gives each node /26
+// (/122) blocks of its pool, so a /24 holds four, as the specs' sample
+// pod_cidr 192.168.3.0/24 does for a cluster of up to four nodes.
+// kube-controller-manager still allocates podCIDRs there, since kubeadm
+// sets --allocate-node-cidrs with a podSubnet, and reports
+// CIDRNotAvailable for the nodes it has no /24 for; under Calico that
+// does not keep a node from being Ready.
+//
 // The Kubernetes API is reached as Tacker, k0sctl and kubekey reach it:
 // kubectl on a master, over the master's SSH connection ([Kubectl]); it
 // needs nothing reachable but SSH. Every answer is decoded from -o json
@@ -83,5 +103,7 @@
 // are refused here, naming the field, as URLs that cannot work. It accepts
 // a half credential override (a username without its password); here
 // both or neither. script_path is required there and optional here: the
-// native steps do not need the reference's install script.
+// native steps do not need the reference's install script. Its script
+// applies Calico's manifest from docs.projectcalico.org, unpinned; here
+// the default Calico is a pinned release.
 package kubeadm

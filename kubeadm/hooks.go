@@ -139,16 +139,16 @@ func (c *Hooks) Instantiate(ctx context.Context, hook lcm.Hook, op Op) (*lcm.Hoo
 		return nil, err // nothing has run
 	}
 	return c.run(ctx, hook, op, func(ctx context.Context, r *run) error {
-		if err := checkPodCapacity(r.op.Params, len(r.topo.Nodes())); err != nil {
+		if err := checkPodCapacity(r.op.Params, cni.net, len(r.topo.Nodes())); err != nil {
 			return err // nothing has run
 		}
 		return r.instantiate(ctx, cni)
 	})
 }
 
-// instantiate is [Hooks.Instantiate]'s work, cni the pod network's
-// manifest (nil: none to apply).
-func (r *run) instantiate(ctx context.Context, cni []byte) error {
+// instantiate is [Hooks.Instantiate]'s work, cni the pod network to
+// install.
+func (r *run) instantiate(ctx context.Context, cni cniPlan) error {
 	if err := r.build(ctx, r.topo.Nodes()); err != nil {
 		return err
 	}
@@ -161,9 +161,12 @@ func (r *run) instantiate(ctx context.Context, cni []byte) error {
 	if err != nil {
 		return err
 	}
-	if cni != nil {
+	if cni.manifest != nil || cni.calico {
 		if err := r.Once(ctx, StepCNI, cp, func(ctx context.Context) (lcm.Result, error) {
-			return ApplyCNI(ctx, k, cni)
+			if cni.calico {
+				return InstallCalico(ctx, k, CalicoOptions{Proxy: r.proxy()})
+			}
+			return ApplyCNI(ctx, k, cni.manifest)
 		}); err != nil {
 			return err
 		}
@@ -235,8 +238,12 @@ func (c *Hooks) ScaleOut(ctx context.Context, hook lcm.Hook, op Op, req lcm.Scal
 	if ok, err := c.scales(op, req, lcm.ScaleOut); !ok {
 		return emptyUnless(hook, err)
 	}
+	cni, err := c.builder(op.Params).cni(op)
+	if err != nil {
+		return nil, err // nothing has run
+	}
 	return c.run(ctx, hook, op, func(ctx context.Context, r *run) error {
-		if err := checkPodCapacity(op.Params, len(r.topo.Nodes())); err != nil {
+		if err := checkPodCapacity(op.Params, cni.net, len(r.topo.Nodes())); err != nil {
 			return err // nothing has run
 		}
 		return r.addNodes(ctx, heat.ScaleOutTargets(heat.KnownNodes(op.Instance), r.topo.Workers))
@@ -721,62 +728,53 @@ func (r *run) createVIM(ctx context.Context, k Kubectl, cp lcm.Node) error {
 	return nil
 }
 
-// The pod network's share per node: kube-controller-manager's
-// --node-cidr-mask-size defaults, which kubeadm keeps
-// (kubernetes/kubernetes pkg/controller/nodeipam/ipam/cidrset: one
-// subnet of this size per node, from the cluster's pod CIDR).
-const (
-	nodeMaskIPv4 = 24
-	nodeMaskIPv6 = 64
-)
-
-// checkPodCapacity refuses a pod network too small for nodes nodes: with
-// a /24 per node, pod_cidr 192.168.3.0/24 (the cir sample's) holds the
+// checkPodCapacity refuses a pod network too small for nodes nodes under
+// the cluster's CNI net ([PodNetwork.CheckPodCapacity]): with flannel's
+// /24 per node, pod_cidr 192.168.3.0/24 (the cir sample's) holds the
 // pods of one node only, and every other node would stay NotReady
-// without a podCIDR.
-func checkPodCapacity(p ClusterParams, nodes int) error {
-	pod := p.MasterNode.PodCIDR
-	if !pod.IsValid() {
-		return nil
-	}
-	mask := nodeMaskIPv4
-	if pod.Addr().Is6() {
-		mask = nodeMaskIPv6
-	}
-	room := 0
-	if bits := mask - pod.Bits(); bits >= 0 {
-		room = 1 << min(bits, 30)
-	}
-	if room >= nodes {
-		return nil
-	}
-	return &lcm.ParamsError{Problems: []lcm.Problem{{
-		Path: ClusterParamKey + ".master_node.pod_cidr",
-		Message: fmt.Sprintf("%s has room for the pods of %d nodes (a /%d each, kube-controller-manager's --node-cidr-mask-size), the cluster has %d: give a larger network, such as a /16",
-			pod, room, mask, nodes),
-	}}}
+// without a podCIDR; with Calico's /26 blocks it holds four nodes.
+func checkPodCapacity(p ClusterParams, net PodNetwork, nodes int) error {
+	return net.CheckPodCapacity(p.MasterNode.PodCIDR, nodes, ClusterParamKey+".master_node.pod_cidr", ClusterParamKey+".cni_manifest_path")
 }
 
-// readCNI reads cni_manifest_path from the package: the native steps need
-// a pod network, or no node becomes Ready; the reference's install script
-// (optional) applies its own, so without one there is nothing to read.
-func readCNI(op Op, optional bool) ([]byte, error) {
+// cniPlan is the cluster's pod network: the manifest cni_manifest_path
+// names, or Calico's release manifest ([InstallCalico]) without one.
+type cniPlan struct {
+	manifest []byte     // the package's manifest; nil: none to apply
+	calico   bool       // install [DefaultCalicoManifestURL]
+	net      PodNetwork // how it gives out pod addresses
+}
+
+// readCNI reads cni_manifest_path from the package and inspects it
+// ([InspectCNI]). Without one the native steps install Calico, as the
+// reference's install script does; in compatibility mode the script
+// installs its own pod network (the reference's: Calico), so there is
+// nothing to read or apply. Calico's manifest is IPv4-only as released
+// (FELIX_IPV6SUPPORT "false", no assign_ipv6 in its CNI
+// configuration): an IPv6 pod_cidr needs a manifest of its own.
+func readCNI(op Op, compat bool) (cniPlan, error) {
 	p := op.Params
 	field := ClusterParamKey + ".cni_manifest_path"
-	if p.CNIManifestPath == "" && optional {
-		return nil, nil
-	}
+	bad := func(msg string) error { return &lcm.ParamsError{Problems: []lcm.Problem{{Path: field, Message: msg}}} }
 	if p.CNIManifestPath == "" {
-		return nil, &lcm.ParamsError{Problems: []lcm.Problem{{Path: field, Message: "is required: the cluster's pod network (a CNI manifest in the VNF package); without one no node becomes Ready"}}}
+		calico := cniPlan{calico: !compat, net: PodNetwork{Kind: CNICalico}}
+		if !compat && p.MasterNode.PodCIDR.Addr().Is6() {
+			return cniPlan{}, bad(fmt.Sprintf("is required with an IPv6 pod_cidr (%s): the default pod network, Calico's calico.yaml %s, is IPv4-only", p.MasterNode.PodCIDR, DefaultCalicoVersion))
+		}
+		return calico, nil
 	}
 	if op.Package == nil {
-		return nil, &lcm.ParamsError{Problems: []lcm.Problem{{Path: field, Message: "names a file in the VNF package, but the hook has no package"}}}
+		return cniPlan{}, bad("names a file in the VNF package, but the hook has no package")
 	}
 	b, err := op.Package.ReadFile(p.CNIManifestPath)
 	if err != nil {
-		return nil, &lcm.ParamsError{Problems: []lcm.Problem{{Path: field, Message: err.Error()}}}
+		return cniPlan{}, bad(err.Error())
 	}
-	return b, nil
+	net, err := InspectCNI(b)
+	if err != nil {
+		return cniPlan{}, bad(fmt.Sprintf("%s: %v", p.CNIManifestPath, err))
+	}
+	return cniPlan{manifest: b, net: net}, nil
 }
 
 // instanceID is the VNF instance's ID, empty without one.

@@ -28,19 +28,33 @@ func TestScenarios(t *testing.T) {
 }
 
 // Input the hooks cannot work with is refused, naming the field, before
-// any command: no pod network, or one too small for the nodes.
+// any command: an IPv6 pod network without a manifest (the default
+// Calico is IPv4-only), a CNI manifest that is none, or a pod network too
+// small for the nodes (flannel's /24 per node; Calico's /26 blocks).
 func TestBadInputRunsNothing(t *testing.T) {
 	for _, tc := range []struct {
 		name, field string
 		edit        func(p *kubeadm.ClusterParams)
+		workers     int
 	}{
-		{"no CNI", "cni_manifest_path", func(p *kubeadm.ClusterParams) { p.CNIManifestPath = "" }},
+		{"IPv6 without CNI", "cni_manifest_path", func(p *kubeadm.ClusterParams) {
+			p.CNIManifestPath = ""
+			p.MasterNode.PodCIDR = netip.MustParsePrefix("fd00:10:244::/56")
+			p.MasterNode.ClusterCIDR = netip.MustParsePrefix("fd00:10:96::/112")
+		}, 1},
+		{"CNI manifest no manifest", "cni_manifest_path", func(p *kubeadm.ClusterParams) {
+			p.CNIManifestPath = "Scripts/install_k8s_cluster.sh"
+		}, 1},
+		{"pod network for four Calico nodes", "master_node.pod_cidr", func(p *kubeadm.ClusterParams) {
+			p.CNIManifestPath = ""
+			p.MasterNode.PodCIDR = netip.MustParsePrefix("192.168.3.0/24")
+		}, 4},
 		{"pod network for one node", "master_node.pod_cidr", func(p *kubeadm.ClusterParams) {
 			p.MasterNode.PodCIDR = netip.MustParsePrefix("192.168.3.0/24")
-		}},
+		}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := kubescenarios.NewCluster(t, sim.ClusterShape{Masters: 1, Workers: 1}, sim.Options{})
+			c := kubescenarios.NewCluster(t, sim.ClusterShape{Masters: 1, Workers: tc.workers}, sim.Options{})
 			tc.edit(&c.Op.Params)
 			_, err := c.Hooks.Instantiate(c.Ctx, lcm.InstantiateEnd, c.Op)
 			var pe *lcm.ParamsError

@@ -86,7 +86,15 @@ type ClusterParams struct {
 	// CNIManifestPath is cni_manifest_path, an mgmtkit extension: the
 	// manifest of the pod network (Calico, Flannel, ...) in the VNF
 	// package, applied after kubeadm init. Optional; validated as
-	// ScriptPath is.
+	// ScriptPath is. Absent, the cluster gets Calico
+	// [DefaultCalicoVersion] from its release manifest
+	// ([DefaultCalicoManifestURL], downloaded by the first master through
+	// the proxy), as the reference's install script installs Calico;
+	// with an IPv6 pod_cidr it is required (Calico's manifest is
+	// IPv4-only). pod_cidr must hold every node's share of the pod
+	// network under the CNI's IPAM: a /24 per node for flannel and
+	// plugins that use the node's podCIDR, a /26 block per node for
+	// Calico (see [PodNetwork.CheckPodCapacity]).
 	CNIManifestPath string `json:"cni_manifest_path" params:"nonempty"`
 	// DrainTimeout is drain_timeout, an mgmtkit extension: how many
 	// seconds a node's drain may take before scale-in or heal gives up on

@@ -27,20 +27,62 @@ const (
 // cloud's Ansible server ([Cloud.AnsibleServerAddress]; nothing is started
 // yet) when the sample names one.
 func (c *Cloud) Request(name string) ([]byte, error) {
-	ansible := ""
-	if slices.Contains(samples.Placeholders(name), sampleParamsPrefix+"ansible.ip_address") {
-		addr, err := c.AnsibleServerAddress()
-		if err != nil {
-			return nil, err
-		}
-		ansible = addr
+	ansible, err := c.ansibleFor(name)
+	if err != nil {
+		return nil, err
 	}
 	return WorkingRequest(name, ansible)
 }
 
-// WorkingRequest returns the spec's sample request name (see package
-// samples) with each placeholder ([samples.Placeholders]) replaced by a
-// value that works in the simulated cloud:
+// SpecRequest is [Cloud.Request] with [SpecRequest]: the spec's body as
+// written, placeholders aside.
+func (c *Cloud) SpecRequest(name string) ([]byte, error) {
+	ansible, err := c.ansibleFor(name)
+	if err != nil {
+		return nil, err
+	}
+	return SpecRequest(name, ansible)
+}
+
+// ansibleFor is the address of the cloud's Ansible server when the sample
+// name names one, else "".
+func (c *Cloud) ansibleFor(name string) (string, error) {
+	if !slices.Contains(samples.Placeholders(name), sampleParamsPrefix+"ansible.ip_address") {
+		return "", nil
+	}
+	return c.AnsibleServerAddress()
+}
+
+// WorkingRequest returns the spec's sample request name made to work in
+// the simulated cloud as the scenarios' clusters use it: [SpecRequest],
+// and for the clusters kubeadm builds (the cir and pv samples)
+// cni_manifest_path, mgmtkit's extension, naming the sample package's
+// pod network manifest ([SampleCNIManifest], flannel) and
+// master_node.pod_cidr that manifest's network ([SamplePodCIDR], a /16,
+// room for many nodes' /24s). The spec's body as written installs
+// Calico, the default pod network, in its 192.168.3.0/24, which holds
+// four nodes' Calico blocks; the scenarios scale beyond that and test a
+// pod network from the VNF package.
+//
+// The other values are the spec's.
+func WorkingRequest(name, ansibleAddress string) ([]byte, error) {
+	body, err := SpecRequest(name, ansibleAddress)
+	if err != nil {
+		return nil, err
+	}
+	if name != samples.InstantiateCIRCluster && name != samples.InstantiatePVCluster {
+		return body, nil
+	}
+	return samples.Patch(body, map[string]any{
+		sampleParamsPrefix + "cni_manifest_path":    SampleCNIManifest,
+		sampleParamsPrefix + "master_node.pod_cidr": SamplePodCIDR,
+	})
+}
+
+// SpecRequest returns the spec's sample request name (see package
+// samples) as written, except that each placeholder
+// ([samples.Placeholders]) is replaced by a value that works in the
+// simulated cloud:
 //   - the proxy block goes: the simulated VMs reach the registries and the
 //     package mirror directly, and no step of the samples' scenarios needs
 //     a proxy;
@@ -48,17 +90,10 @@ func (c *Cloud) Request(name string) ([]byte, error) {
 //   - ansible.ip_address becomes ansibleAddress, the Ansible server's
 //     address (required for the kubespray sample; see [Cloud.Request]);
 //     kubespray_root_path and transferring_inventory_path become
-//     [KubesprayRootPath] and [KubesprayInventoryPath];
-//   - the clusters kubeadm builds (the cir and pv samples) get
-//     cni_manifest_path, mgmtkit's extension, naming the sample package's
-//     pod network manifest ([SampleCNIManifest]): the specs' samples
-//     predate it, and without a pod network no node becomes Ready; and
-//     master_node.pod_cidr becomes that manifest's network
-//     ([SamplePodCIDR]): the samples' 192.168.3.0/24 holds one node's
-//     pods (each node gets a /24) and is not the CNI's network.
+//     [KubesprayRootPath] and [KubesprayInventoryPath].
 //
-// The other values are the spec's.
-func WorkingRequest(name, ansibleAddress string) ([]byte, error) {
+// Everything else is the spec's.
+func SpecRequest(name, ansibleAddress string) ([]byte, error) {
 	body, err := samples.Request(name)
 	if err != nil {
 		return nil, err
@@ -83,10 +118,6 @@ func WorkingRequest(name, ansibleAddress string) ([]byte, error) {
 			return nil, fmt.Errorf("sim: no working value for the placeholder %s of %s", p, name)
 		}
 	}
-	if name == samples.InstantiateCIRCluster || name == samples.InstantiatePVCluster {
-		edits[sampleParamsPrefix+"cni_manifest_path"] = SampleCNIManifest
-		edits[sampleParamsPrefix+"master_node.pod_cidr"] = SamplePodCIDR
-	}
 	if len(edits) == 0 {
 		return body, nil
 	}
@@ -108,7 +139,27 @@ const SamplePodCIDR = "10.244.0.0/16"
 // VNF package as a driver would. A sample that names an Ansible server
 // has it started, with the request's login: it is there before the VNF.
 func (c *Cloud) SampleCluster(name string, shape ClusterShape) (*lcm.InstantiateVnfRequest, Topology, error) {
-	req, err := c.sampleRequest(name)
+	body, err := c.Request(name)
+	if err != nil {
+		return nil, Topology{}, err
+	}
+	return c.cluster(name, body, shape)
+}
+
+// SpecCluster is [Cloud.SampleCluster] with the spec's body as written,
+// placeholders aside ([Cloud.SpecRequest]).
+func (c *Cloud) SpecCluster(name string, shape ClusterShape) (*lcm.InstantiateVnfRequest, Topology, error) {
+	body, err := c.SpecRequest(name)
+	if err != nil {
+		return nil, Topology{}, err
+	}
+	return c.cluster(name, body, shape)
+}
+
+// cluster is [Cloud.SampleCluster]'s work on the request body of sample
+// name.
+func (c *Cloud) cluster(name string, body []byte, shape ClusterShape) (*lcm.InstantiateVnfRequest, Topology, error) {
+	req, err := decodeRequest(name, body)
 	if err != nil {
 		return nil, Topology{}, err
 	}
@@ -147,6 +198,11 @@ func (c *Cloud) sampleRequest(name string) (*lcm.InstantiateVnfRequest, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeRequest(name, body)
+}
+
+// decodeRequest decodes the request body of sample name.
+func decodeRequest(name string, body []byte) (*lcm.InstantiateVnfRequest, error) {
 	var req lcm.InstantiateVnfRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, fmt.Errorf("sim: %s: %w", name, err)

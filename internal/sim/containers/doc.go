@@ -110,7 +110,9 @@
 //     reachable when the network has Internet (for Docker also through a
 //     configured proxy).
 //   - The Internet and HTTP proxies: the Internet hosts (Docker Hub,
-//     pkgs.k8s.io with its Release.key ([KubernetesReleaseKey]), the
+//     pkgs.k8s.io with its Release.key ([KubernetesReleaseKey]),
+//     raw.githubusercontent.com with Calico's release manifest
+//     ([CalicoManifestURL], a reduced [CalicoManifest]), the
 //     Ubuntu archive, download.docker.com, ...) resolve without
 //     /etc/hosts. A [ProxiedNetwork] may reach them only through a
 //     [Proxy] (squid-like: CONNECT and absolute-URL GET, basic auth with

@@ -70,8 +70,12 @@ func isInternetHost(host string) bool {
 
 // internetGet is what an Internet site answers to a GET of urlPath: the
 // Release.key of the pkgs.k8s.io repositories, a 404 for other files of
-// pkgs.k8s.io's key directory layout, 200 with a short page elsewhere.
+// pkgs.k8s.io's key directory layout; raw.githubusercontent.com's files
+// (see githubRawGet); 200 with a short page elsewhere.
 func internetGet(host, urlPath string) (int, string) {
+	if strings.EqualFold(host, "raw.githubusercontent.com") {
+		return githubRawGet(urlPath)
+	}
 	if strings.EqualFold(host, "pkgs.k8s.io") {
 		if strings.HasSuffix(urlPath, "/deb/Release.key") && strings.HasPrefix(urlPath, "/core:/stable:/v1.") {
 			return http.StatusOK, KubernetesReleaseKey

@@ -256,3 +256,19 @@ func TestCRIOThroughAProxy(t *testing.T) {
 		t.Errorf("the proxy saw %+v", got)
 	}
 }
+
+// raw.githubusercontent.com serves Calico's manifest of the pinned release
+// at the address Calico's docs give, and 404 for another release or file.
+func TestCalicoManifest(t *testing.T) {
+	w := newWorld(t)
+	n := w.node("vm", "10.0.0.5")
+	url := containers.CalicoManifestURL(containers.CalicoVersion)
+	if out := n.ok("curl -fsSL " + url); out != string(containers.CalicoManifest()) {
+		t.Errorf("curl %s: %d bytes, not the manifest", url, len(out))
+	}
+	if !strings.Contains(string(containers.CalicoManifest()), "image: quay.io/calico/node:"+containers.CalicoVersion+"\n") {
+		t.Error("the manifest's calico-node is not of the release it is served as")
+	}
+	n.fails("curl -fsSL "+containers.CalicoManifestURL("v3.0.99"), 22, "curl: (22) The requested URL returned error: 404")
+	n.fails("curl -fsSL https://raw.githubusercontent.com/projectcalico/calico/"+containers.CalicoVersion+"/manifests/flannel.yaml", 22, "curl: (22) The requested URL returned error: 404")
+}

@@ -785,7 +785,21 @@ func (m *MemoryAPI) bindLocked(p *corev1.Pod, n *corev1.Node) {
 func ptrTrue() *bool { t := true; return &t }
 
 // podIPLocked gives a pod an address of the node's podCIDR (the CNI's
-// host-local IPAM), or none when the node has no podCIDR.
+// host-local IPAM), or none when the node has no podCIDR; with Calico as
+// the pod network, an address of Calico's IPAM ([CalicoIPAM.Allocate]).
 func (m *MemoryAPI) podIPLocked(n *corev1.Node) string {
+	var dss []*appsv1.DaemonSet
+	for _, o := range m.listLocked(KindDaemonSet, "") {
+		dss = append(dss, o.(*appsv1.DaemonSet))
+	}
+	if len(dss) > 0 {
+		var cms []*corev1.ConfigMap
+		for _, o := range m.listLocked(KindConfigMap, "kube-system") {
+			cms = append(cms, o.(*corev1.ConfigMap))
+		}
+		if c, ok := DetectCalico(dss, cms); ok {
+			return c.Allocate(n.Name, m.pods(""))
+		}
+	}
 	return allocatePodIP(n.Spec.PodCIDR, m.pods(""), n.Name)
 }

@@ -9,5 +9,6 @@
 // (with its controllers and etcd) can replace [MemoryAPI] and judge the
 // same scenarios. What the in-memory model decides on its own (scheduling,
 // evictions and PodDisruptionBudgets, the token controller, node
-// readiness) cites the upstream source it models.
+// readiness, pod addresses from the node's podCIDR or from Calico's IPAM
+// blocks, [CalicoIPAM]) cites the upstream source it models.
 package kube
