@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mgmtkit/mgmtkit/heat"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -83,7 +84,7 @@ type Hooks struct {
 	// PodDisruptionBudget protects, pods no controller manages): it is
 	// drained with --force (unmanaged pods deleted) and, when the drain
 	// still fails, deleted anyway, the failure reported in the step's
-	// result. Off: such a drain fails the hook with a [*DrainError]
+	// result. Off: such a drain fails the hook with a [*kubeapi.DrainError]
 	// naming the pods, and the node stays in the cluster, cordoned.
 	ForceDrain bool
 	// InstallScript opts in to the reference's compatibility mode: when
@@ -184,7 +185,7 @@ func (c *Hooks) Revoke(ctx context.Context, hook lcm.Hook, op Op) (*lcm.HookResu
 			return nil
 		}
 		return r.onControlPlane(ctx, StepRevokeVIM, cp, func(ctx context.Context) (lcm.Result, error) {
-			return DeleteVIMCredentials(ctx, k, r.vimOptions())
+			return kubeapi.DeleteVIMCredentials(ctx, k, r.vimOptions())
 		})
 	})
 }
@@ -484,7 +485,7 @@ func (r *run) loadBalancers(ctx context.Context, masters []lcm.Node, t Topology)
 
 // initialize returns the control plane: a master whose API answers, or
 // else the first master after kubeadm init.
-func (r *run) initialize(ctx context.Context) (Kubectl, lcm.Node, error) {
+func (r *run) initialize(ctx context.Context) (kubeapi.Kubectl, lcm.Node, error) {
 	if k, cp, err := kubectlOn(ctx, r.s, r.topo.Masters); err == nil {
 		return k, cp, nil
 	}
@@ -497,9 +498,9 @@ func (r *run) initialize(ctx context.Context) (Kubectl, lcm.Node, error) {
 	if r.topo.FloatingIP != "" {
 		sans = append(sans, r.topo.FloatingIP)
 	}
-	var k Kubectl
+	var k kubeapi.Kubectl
 	err := r.onNodes(ctx, StepInit, []lcm.Node{first}, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
-		k = Kubectl{Host: h}
+		k = kubeapi.Kubectl{Host: h}
 		if r.compat(r.op.Params) {
 			return RunInstallScript(ctx, h, r.op.Package, r.script(n, nil))
 		}
@@ -521,7 +522,7 @@ func (r *run) initialize(ctx context.Context) (Kubectl, lcm.Node, error) {
 // kubeadm requires), then the workers in parallel; every node of nodes is
 // waited for until Ready. A join token (and, for masters, an upload of
 // the control-plane certificates) is created only when a node needs it.
-func (r *run) join(ctx context.Context, k Kubectl, cp lcm.Node, nodes []lcm.Node) error {
+func (r *run) join(ctx context.Context, k kubeapi.Kubectl, cp lcm.Node, nodes []lcm.Node) error {
 	registered, err := k.Nodes(ctx)
 	if err != nil {
 		return err
@@ -570,7 +571,7 @@ func (r *run) join(ctx context.Context, k Kubectl, cp lcm.Node, nodes []lcm.Node
 					return res, err
 				}
 			}
-			return res, WaitNodeReady(ctx, k, name, wait)
+			return res, kubeapi.WaitNodeReady(ctx, k, name, wait)
 		}
 	}
 	if err := r.onNodes(ctx, StepJoinControlPlane, lcm.NodesWithRole(nodes, lcm.RoleMaster), joinOne(true), lcm.Limit(1)); err != nil {
@@ -691,8 +692,8 @@ func (r *run) removeMasters(ctx context.Context, targets []lcm.Node) error {
 // deleted, and the pod garbage collector removes its pods, which their
 // controllers re-create elsewhere (kubernetes/kubernetes
 // pkg/controller/podgc: pods bound to a node that no longer exists).
-func (r *run) drain(ctx context.Context, k Kubectl, targets []lcm.Node) error {
-	opts := DrainOptions{Timeout: r.op.Params.Drain(), Force: r.ForceDrain}
+func (r *run) drain(ctx context.Context, k kubeapi.Kubectl, targets []lcm.Node) error {
+	opts := kubeapi.DrainOptions{Timeout: r.op.Params.Drain(), Force: r.ForceDrain}
 	return r.each(ctx, StepDrain, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
 		name := NodeName(n.Role, n.NICAddress)
 		node, err := k.Node(ctx, name)
@@ -702,8 +703,8 @@ func (r *run) drain(ctx context.Context, k Kubectl, targets []lcm.Node) error {
 		if readyStatus(node) == corev1.ConditionUnknown {
 			return lcm.Result{Detail: "not drained: its kubelet stopped reporting (Ready Unknown); deleting the node moves its pods"}, nil
 		}
-		res, err := DrainNode(ctx, k, name, opts)
-		var de *DrainError
+		res, err := kubeapi.DrainNode(ctx, k, name, opts)
+		var de *kubeapi.DrainError
 		if r.ForceDrain && errors.As(err, &de) {
 			return res.And(lcm.Changed("drain did not finish, the node is removed anyway (ForceDrain): " + de.Error())), nil
 		}
@@ -717,12 +718,12 @@ func (r *run) drain(ctx context.Context, k Kubectl, targets []lcm.Node) error {
 // member), then the Node object deleted. Deleted first, the node would
 // come back: a running kubelet registers its Node again
 // (pkg/kubelet/kubelet_node_status.go registerWithAPIServer).
-func (r *run) remove(ctx context.Context, k Kubectl, targets []lcm.Node) error {
+func (r *run) remove(ctx context.Context, k kubeapi.Kubectl, targets []lcm.Node) error {
 	if err := r.reset(ctx, targets); err != nil {
 		return err
 	}
 	return r.each(ctx, StepDeleteNode, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
-		return DeleteNode(ctx, k, NodeName(n.Role, n.NICAddress))
+		return kubeapi.DeleteNode(ctx, k, NodeName(n.Role, n.NICAddress))
 	})
 }
 
@@ -784,18 +785,18 @@ func (r *run) vimName() string { return r.op.Params.VimNameFor(instanceID(r.op.I
 
 // vimOptions returns where the VIM credentials live and how the VNFM
 // reaches the API.
-func (r *run) vimOptions() VIMOptions {
-	return VIMOptions{Name: r.vimName(), Endpoint: r.topo.APIURL()} // the default service account
+func (r *run) vimOptions() kubeapi.VIMOptions {
+	return kubeapi.VIMOptions{Name: r.vimName(), Endpoint: r.topo.APIURL()} // the default service account
 }
 
 // createVIM creates the VIM credentials and adds the connection to the
 // result.
-func (r *run) createVIM(ctx context.Context, k Kubectl, cp lcm.Node) error {
+func (r *run) createVIM(ctx context.Context, k kubeapi.Kubectl, cp lcm.Node) error {
 	var info lcm.VimConnectionInfo
 	err := r.onControlPlane(ctx, StepVIM, cp, func(ctx context.Context) (lcm.Result, error) {
 		var res lcm.Result
 		var err error
-		info, res, err = CreateVIMCredentials(ctx, k, r.vimOptions())
+		info, res, err = kubeapi.CreateVIMCredentials(ctx, k, r.vimOptions())
 		return res, err
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package kubeadm_test
+package kubeapi_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
 
@@ -53,29 +53,22 @@ func TestKubectlCommandLinesParseWithTheRealKubectl(t *testing.T) {
 	// Drain and delete.
 	c := &drainCluster{t: t, exists: true, pods: []corev1.Pod{pod("default", "web-1", worker, "ReplicaSet", nil)}}
 	c.drain = func(bool) reply { return reply{stderr: "error: timeout", code: 1} }
-	n.set(c.script(worker), nil)
-	_, _ = kubeadm.DrainNode(n.ctx, n.kc(), worker, kubeadm.DrainOptions{Force: true})
-	_, _ = kubeadm.DeleteNode(n.ctx, n.kc(), worker)
-	// etcd.
-	e := &etcdCluster{clusterID: 1, members: []kubeadm.EtcdMember{
-		{ID: 0x8e9e05c52164694d, Name: "master-10-0-0-5", PeerURLs: []string{"https://10.0.0.5:2380"}},
-		{ID: 0x91bc3c398fb3c146, Name: "master-10-0-0-6", PeerURLs: []string{"https://10.0.0.6:2380"}},
-	}}
-	n.set(e.script(t), nil)
-	_, _ = kubeadm.RemoveEtcdMember(n.ctx, n.kc(), "master-10-0-0-5", "master-10-0-0-6")
+	n.set(c.script(worker))
+	_, _ = kubeapi.DrainNode(n.ctx, n.kc(), worker, kubeapi.DrainOptions{Force: true})
+	_, _ = kubeapi.DeleteNode(n.ctx, n.kc(), worker)
 	// VIM credentials (apply, diff, get secret, delete).
-	ca, _ := testCA(t)
+	ca := testCA(t)
 	v := &vimCluster{t: t, ca: ca, objects: map[string]bool{}}
-	n.set(v.script(), nil)
-	o := kubeadm.VIMOptions{Name: "vim", Endpoint: "https://10.0.0.5:6443"}
-	if _, _, err := kubeadm.CreateVIMCredentials(n.ctx, n.kc(), o); err != nil {
+	n.set(v.script())
+	o := kubeapi.VIMOptions{Name: "vim", Endpoint: "https://10.0.0.5:6443"}
+	if _, _, err := kubeapi.CreateVIMCredentials(n.ctx, n.kc(), o); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kubeadm.DeleteVIMCredentials(n.ctx, n.kc(), o); err != nil {
+	if _, err := kubeapi.DeleteVIMCredentials(n.ctx, n.kc(), o); err != nil {
 		t.Fatal(err)
 	}
 	// Listing.
-	n.set(func(inv invocation, _ *sshtest.FS) reply { return ok(`{"apiVersion":"v1","kind":"List","items":[]}`) }, nil)
+	n.set(func(inv invocation, _ *sshtest.FS) reply { return ok(`{"apiVersion":"v1","kind":"List","items":[]}`) })
 	_, _ = n.kc().Nodes(n.ctx)
 
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")

@@ -1,11 +1,11 @@
-package kubeadm_test
+package kubeapi_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
-	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
 
@@ -15,10 +15,10 @@ import (
 func ExampleDrainNode() {
 	ctx := context.Background()
 	var master remote.Host // connected with remote.NewSSHHost
-	k := kubeadm.Kubectl{Host: master}
+	k := kubeapi.Kubectl{Host: master}
 
-	_, err := kubeadm.DrainNode(ctx, k, "worker-10-0-0-12", kubeadm.DrainOptions{Timeout: kubeadm.DefaultDrainTimeout})
-	var blocked *kubeadm.DrainError
+	_, err := kubeapi.DrainNode(ctx, k, "worker-10-0-0-12", kubeapi.DrainOptions{Timeout: kubeapi.DefaultDrainTimeout})
+	var blocked *kubeapi.DrainError
 	if errors.As(err, &blocked) {
 		fmt.Println("kept", blocked.Node, "because of", blocked.Pods)
 		return
@@ -26,7 +26,7 @@ func ExampleDrainNode() {
 	if err != nil {
 		panic(err)
 	}
-	if _, err := kubeadm.DeleteNode(ctx, k, "worker-10-0-0-12"); err != nil {
+	if _, err := kubeapi.DeleteNode(ctx, k, "worker-10-0-0-12"); err != nil {
 		panic(err)
 	}
 }
