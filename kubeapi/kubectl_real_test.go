@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mgmtkit/mgmtkit/kubeapi"
+	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
 
@@ -40,8 +41,10 @@ current-context: dead
 // parses its flags before it calls the server, so each must fail only
 // for want of the server, never with "unknown flag" or a bad value
 // (--timeout=300s, --field-selector=..., -f -, --ignore-not-found, exec's
-// "--" before etcdctl's own flags). kubectl diff's failure is status 2, as
-// Kubectl.Apply expects (above 1: an error, not a difference).
+// "--" before etcdctl's own flags, label's and annotate's --overwrite
+// and KEY=VALUE/KEY- pairs, taint's KEY=VALUE:EFFECT and KEY-). kubectl
+// diff's failure is status 2, as Kubectl.Apply expects (above 1: an
+// error, not a difference).
 func TestKubectlCommandLinesParseWithTheRealKubectl(t *testing.T) {
 	kubectlPath, err := exec.LookPath("kubectl")
 	if err != nil {
@@ -70,6 +73,38 @@ func TestKubectlCommandLinesParseWithTheRealKubectl(t *testing.T) {
 	// Listing.
 	n.set(func(inv invocation, _ *sshtest.FS) reply { return ok(`{"apiVersion":"v1","kind":"List","items":[]}`) })
 	_, _ = n.kc().Nodes(n.ctx)
+	// Labels, annotations (a value with spaces, '=' and a newline), taints.
+	n.set(metaCluster(t))
+	k := n.kc()
+	for _, step := range []func() (lcm.Result, error){
+		func() (lcm.Result, error) {
+			return k.Label(n.ctx, "configmap", "nfs", "c", map[string]string{"app.kubernetes.io/name": "nfs", "empty": ""}, "old")
+		},
+		func() (lcm.Result, error) {
+			return k.Annotate(n.ctx, "configmap", "nfs", "c", map[string]string{"mgmtkit.io/note": "a = b\nc"}, "note")
+		},
+		func() (lcm.Result, error) {
+			return k.Taint(n.ctx, "worker-10-0-0-12", []corev1.Taint{
+				{Key: "dedicated", Value: "storage", Effect: corev1.TaintEffectNoSchedule},
+				{Key: "example.com/x", Effect: corev1.TaintEffectPreferNoSchedule},
+			}, corev1.Taint{Key: "gpu"})
+		},
+		func() (lcm.Result, error) {
+			return k.Taint(n.ctx, "worker-10-0-0-12", nil, corev1.Taint{Key: "gpu", Effect: corev1.TaintEffectNoExecute})
+		},
+	} {
+		if _, err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Get, delete, and exec with the program's own flags after "--".
+	n.set(func(inv invocation, _ *sshtest.FS) reply { return ok(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}`) })
+	var cm corev1.ConfigMap
+	_, _ = k.Get(n.ctx, &cm, "configmaps", "nfs", "c")
+	_, _ = k.Get(n.ctx, &cm, "deployments.apps", "", "c")
+	_, _ = k.Delete(n.ctx, "configmap", "nfs", "c")
+	_, _ = k.Exec(n.ctx, "kube-system", "etcd-master-10-0-0-5", []string{"etcdctl", "--endpoints=https://127.0.0.1:2379", "member", "list", "-w", "json"}, kubeapi.ExecOptions{})
+	_, _ = k.Exec(n.ctx, "kube-system", "etcd-master-10-0-0-5", []string{"sh", "-c", "cat"}, kubeapi.ExecOptions{Container: "etcd", Stdin: strings.NewReader("x")})
 
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(deadServerKubeconfig), 0o600); err != nil {
