@@ -98,7 +98,9 @@ func TestKubectlCommandLinesParseWithTheRealKubectl(t *testing.T) {
 		}
 	}
 	// Get, delete, and exec with the program's own flags after "--".
-	n.set(func(inv invocation, _ *sshtest.FS) reply { return ok(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}`) })
+	n.set(func(inv invocation, _ *sshtest.FS) reply {
+		return ok(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}`)
+	})
 	var cm corev1.ConfigMap
 	_, _ = k.Get(n.ctx, &cm, "configmaps", "nfs", "c")
 	_, _ = k.Get(n.ctx, &cm, "deployments.apps", "", "c")
