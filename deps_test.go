@@ -1,8 +1,15 @@
 package mgmtkit_test
 
 import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -102,24 +109,28 @@ var layer = map[string]int{
 	"remote": 0,
 	"lcm":    1,
 	"heat":   2,
-	// The floor: host steps and driver plumbing.
+	// The floor: host steps, the Kubernetes API, driver plumbing.
 	"system":   3,
-	"plumbing": 3,
+	"kubeapi":  4,
+	"plumbing": 5,
 	// The domain packages.
-	"registry":  4,
-	"kubeadm":   4,
-	"nfs":       4,
-	"kubespray": 4,
-	"lb":        4,
+	"registry":  6,
+	"kubeadm":   6,
+	"nfs":       6,
+	"kubespray": 6,
+	"lb":        6,
 	// Complete drivers.
-	"examples/drivers": 5,
+	"examples/drivers": 7,
 }
 
-// Imports point down: examples → domain packages → the floor (system,
-// plumbing) → heat → lcm → remote. Domain packages never import each
-// other, except that kubespray may use kubeadm's parameter types, as its
-// spec nests them. Test helpers (sshtest, heattest, samples, internal/)
-// sit beside the layers and the SDK's packages do not import them.
+// Imports point down: examples → domain packages → the floor (plumbing,
+// which may use the Kubernetes API; kubeapi, which may use system's
+// host steps and waits; system) → heat → lcm → remote. Domain packages
+// never import each other, except that kubespray may use kubeadm's
+// parameter types, as its spec nests them
+// (TestDomainPackagesUseNoKubeadmSteps holds it to those). Test helpers
+// (sshtest, heattest, samples, internal/) sit beside the layers and the
+// SDK's packages do not import them.
 func TestImportsPointDown(t *testing.T) {
 	for pkg, imports := range listImports(t) {
 		from, ok := layer[strings.TrimPrefix(pkg, module+"/")]
@@ -138,10 +149,133 @@ func TestImportsPointDown(t *testing.T) {
 			case !ok:
 				t.Errorf("%s imports %s, which is no layer of the SDK (a test helper?)", pkg, d)
 			case pkg == module+"/kubespray" && name == "kubeadm":
-				// kubespray's spec nests kubeadm's master_node and worker_node
+				// kubespray's spec nests kubeadm's master_node and
+				// worker_node: parameter types only, which
+				// TestDomainPackagesUseNoKubeadmSteps checks
 			case to >= from:
 				t.Errorf("%s (layer %d) imports %s (layer %d): imports point down only", pkg, from, d, to)
 			}
 		}
+	}
+}
+
+// kubeadmParamTypes returns the types declared in kubeadm/params.go:
+// what kubespray may use of kubeadm (ClusterParams, NodeParams, Proxy,
+// Version, CredentialOverrides, ...).
+func kubeadmParamTypes(t *testing.T) map[string]bool {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("kubeadm", "params.go"), nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]bool{}
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+			for _, s := range g.Specs {
+				types[s.(*ast.TypeSpec).Name.Name] = true
+			}
+		}
+	}
+	if !types["ClusterParams"] || !types["NodeParams"] {
+		t.Fatalf("kubeadm/params.go declares %v, not ClusterParams and NodeParams", slices.Sorted(maps.Keys(types)))
+	}
+	return types
+}
+
+// kubeadmUses returns, as "file:line: message", every use f makes of
+// package kubeadm that is not one of the allowed types: with allowed
+// nil, its import itself; otherwise every kubeadm.X whose X is not in
+// allowed, and an import under the name "." or "_", which would hide
+// the uses.
+func kubeadmUses(fset *token.FileSet, f *ast.File, allowed map[string]bool) []string {
+	var problems []string
+	at := func(n ast.Node) string { return fset.Position(n.Pos()).String() }
+	local := ""
+	for _, imp := range f.Imports {
+		if p, _ := strconv.Unquote(imp.Path.Value); p != module+"/kubeadm" {
+			continue
+		}
+		local = "kubeadm"
+		if imp.Name != nil {
+			local = imp.Name.Name
+		}
+		switch {
+		case allowed == nil:
+			problems = append(problems, fmt.Sprintf("%s: imports kubeadm: a domain package may not", at(imp)))
+		case local == "." || local == "_":
+			problems = append(problems, fmt.Sprintf("%s: imports kubeadm as %q: import it by name, parameter types only", at(imp), local))
+		}
+	}
+	if local == "" || allowed == nil {
+		return problems
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if x, ok := sel.X.(*ast.Ident); ok && x.Name == local && !allowed[sel.Sel.Name] {
+			problems = append(problems, fmt.Sprintf("%s: uses %s.%s, which is not a type declared in kubeadm/params.go: kubespray may use kubeadm's parameter types only", at(sel), local, sel.Sel.Name))
+		}
+		return true
+	})
+	return problems
+}
+
+// nfs, lb and kubespray reach the cluster through floor packages
+// (kubeapi, plumbing, system), never through kubeadm's steps: nfs and lb
+// do not import kubeadm at all, and kubespray uses only the parameter
+// types kubeadm/params.go declares (its spec nests master_node and
+// worker_node), as the README promises. The files are parsed, so the
+// failure names the identifier and its file:line.
+func TestDomainPackagesUseNoKubeadmSteps(t *testing.T) {
+	allowed := kubeadmParamTypes(t)
+	for pkg, allow := range map[string]map[string]bool{"nfs": nil, "lb": nil, "kubespray": allowed} {
+		files, err := filepath.Glob(filepath.Join(pkg, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: no Go files (%v)", pkg, err)
+		}
+		fset := token.NewFileSet()
+		for _, file := range files {
+			if strings.HasSuffix(file, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range kubeadmUses(fset, f, allow) {
+				t.Error(p)
+			}
+		}
+	}
+}
+
+// The check itself finds a step, an import under another name, and an
+// import where none is allowed; it passes the parameter types.
+func TestKubeadmUsesFindsSteps(t *testing.T) {
+	allowed := kubeadmParamTypes(t)
+	parse := func(src string) (*token.FileSet, *ast.File) {
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, "kubespray/x.go", src, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fset, f
+	}
+	fset, f := parse("package kubespray\n\nimport \"" + module + "/kubeadm\"\n\ntype P struct{ M kubeadm.NodeParams; V kubeadm.Version }\n")
+	if got := kubeadmUses(fset, f, allowed); len(got) != 0 {
+		t.Errorf("parameter types refused: %q", got)
+	}
+	if got := kubeadmUses(fset, f, nil); len(got) != 1 || !strings.HasPrefix(got[0], "kubespray/x.go:3:8: imports kubeadm") {
+		t.Errorf("import where none is allowed: %q", got)
+	}
+	fset, f = parse("package kubespray\n\nimport k \"" + module + "/kubeadm\"\n\nvar _ = k.JoinNode\n\ntype P struct{ M k.NodeParams }\n")
+	if got := kubeadmUses(fset, f, allowed); len(got) != 1 || !strings.Contains(got[0], "kubespray/x.go:5:9: uses k.JoinNode") {
+		t.Errorf("a step under another name: %q", got)
+	}
+	fset, f = parse("package kubespray\n\nimport . \"" + module + "/kubeadm\"\n")
+	if got := kubeadmUses(fset, f, allowed); len(got) != 1 || !strings.Contains(got[0], `as "."`) {
+		t.Errorf("a dot import: %q", got)
 	}
 }

@@ -32,6 +32,11 @@
 //   - system: host steps every VNF's VMs share: apt packages, systemd
 //     units, bounded waits, kernel modules and sysctls, hostname, the
 //     managed /etc/hosts block, OS facts, container-runtime detection.
+//   - kubeapi: the Kubernetes API over a master's SSH connection (kubectl
+//     as root with the admin kubeconfig, answers decoded into k8s.io/api
+//     types): apply, get, delete, label, annotate, taint, exec, manifest
+//     checks, drain and delete of a node, waiting for Ready, the VIM's
+//     credentials; the floor kubeadm, nfs, kubespray and lb share.
 //   - plumbing: how a driver reaches the VIM and the VMs: the Heat client,
 //     the stack, SSH settings and logins per role, one connection per node
 //     for the whole hook.

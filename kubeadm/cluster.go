@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/system"
@@ -171,7 +172,7 @@ func Resolve(ctx context.Context, s *plumbing.Session, p ClusterParams) (Topolog
 // kubectlOn returns the kubectl of the first master, in order, whose API
 // answers: the cluster's control plane as this hook sees it. skip lists
 // masters not to use (those being removed).
-func kubectlOn(ctx context.Context, s *plumbing.Session, masters []lcm.Node, skip ...lcm.Node) (Kubectl, lcm.Node, error) {
+func kubectlOn(ctx context.Context, s *plumbing.Session, masters []lcm.Node, skip ...lcm.Node) (kubeapi.Kubectl, lcm.Node, error) {
 	var errs []error
 	for _, m := range masters {
 		if slices.ContainsFunc(skip, func(n lcm.Node) bool { return n.Resource == m.Resource }) {
@@ -182,12 +183,12 @@ func kubectlOn(ctx context.Context, s *plumbing.Session, masters []lcm.Node, ski
 			errs = append(errs, err)
 			continue
 		}
-		k := Kubectl{Host: h}
+		k := kubeapi.Kubectl{Host: h}
 		if _, err := k.Nodes(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", m.Resource, err))
 			continue
 		}
 		return k, m, nil
 	}
-	return Kubectl{}, lcm.Node{}, fmt.Errorf("kubeadm: no master answers as a control plane: %w", errors.Join(errs...))
+	return kubeapi.Kubectl{}, lcm.Node{}, fmt.Errorf("kubeadm: no master answers as a control plane: %w", errors.Join(errs...))
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/netip"
 	"net/url"
 	"path"
@@ -19,6 +18,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
@@ -30,8 +30,8 @@ import (
 // object with apiVersion and kind; a manifest that is not is an
 // *lcm.ParamsError naming the document. Until a CNI runs, nodes are not
 // Ready.
-func ApplyCNI(ctx context.Context, k Kubectl, manifest []byte) (lcm.Result, error) {
-	if err := checkManifest(manifest); err != nil {
+func ApplyCNI(ctx context.Context, k kubeapi.Kubectl, manifest []byte) (lcm.Result, error) {
+	if err := kubeapi.CheckManifest(manifest); err != nil {
 		return lcm.Unchanged, err
 	}
 	res, err := k.Apply(ctx, manifest)
@@ -39,42 +39,6 @@ func ApplyCNI(ctx context.Context, k Kubectl, manifest []byte) (lcm.Result, erro
 		return res, fmt.Errorf("applying the CNI manifest: %w", err)
 	}
 	return res, nil
-}
-
-// checkManifest checks that manifest holds at least one object and that
-// every document is an object with apiVersion and kind, split as kubectl
-// splits a YAML stream (k8s.io/apimachinery/pkg/util/yaml's YAMLReader:
-// documents separated by "---" lines; empty and comment-only documents
-// skipped).
-func checkManifest(manifest []byte) error {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(manifest)))
-	objects := 0
-	for doc := 1; ; doc++ {
-		b, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return optProblem("manifest", "document %d: %v", doc, err)
-		}
-		var obj map[string]any
-		if err := yaml.Unmarshal(b, &obj); err != nil {
-			return optProblem("manifest", "document %d is not YAML: %v", doc, err)
-		}
-		if obj == nil {
-			continue // empty or comments only, as kubectl skips it
-		}
-		for _, key := range []string{"apiVersion", "kind"} {
-			if s, _ := obj[key].(string); s == "" {
-				return optProblem("manifest", "document %d has no %s: not a Kubernetes object", doc, key)
-			}
-		}
-		objects++
-	}
-	if objects == 0 {
-		return optProblem("manifest", "holds no Kubernetes object")
-	}
-	return nil
 }
 
 // The pod network mgmtkit installs when a cluster names no
@@ -167,7 +131,7 @@ type PodNetwork struct {
 //     variables;
 //   - other otherwise.
 func InspectCNI(manifest []byte) (PodNetwork, error) {
-	if err := checkManifest(manifest); err != nil {
+	if err := kubeapi.CheckManifest(manifest); err != nil {
 		return PodNetwork{}, err
 	}
 	var (
@@ -394,7 +358,7 @@ type CalicoOptions struct {
 // nothing changes when the cluster holds it already. Its pool is
 // kubeadm's podSubnet (see [DefaultCalicoVersion]). The result's detail
 // names the URL.
-func InstallCalico(ctx context.Context, k Kubectl, o CalicoOptions) (lcm.Result, error) {
+func InstallCalico(ctx context.Context, k kubeapi.Kubectl, o CalicoOptions) (lcm.Result, error) {
 	if k.Host == nil {
 		return lcm.Unchanged, errors.New("kubeadm: Kubectl has no Host")
 	}

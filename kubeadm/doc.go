@@ -43,10 +43,15 @@
 // CIDRNotAvailable for the nodes it has no /24 for; under Calico that
 // does not keep a node from being Ready.
 //
-// The Kubernetes API is reached as Tacker, k0sctl and kubekey reach it:
-// kubectl on a master, over the master's SSH connection ([Kubectl]); it
-// needs nothing reachable but SSH. Every answer is decoded from -o json
-// into the k8s.io/api types.
+// The Kubernetes API is reached through the kubeapi package, as Tacker,
+// k0sctl and kubekey reach it: kubectl on a master, over the master's SSH
+// connection (kubeapi.Kubectl); it needs nothing reachable but SSH.
+// Draining and deleting a node (kubeapi.DrainNode, kubeapi.DeleteNode),
+// waiting for it to be Ready (kubeapi.WaitNodeReady) and the VIM
+// credentials (kubeapi.CreateVIMCredentials, kubeapi.DeleteVIMCredentials)
+// come from there; what is kubeadm's own stays here: [ApplyCNI], the etcd
+// membership of stacked control planes ([EtcdMembers],
+// [RemoveEtcdMember]) and the hooks that compose them.
 //
 // # The hooks
 //

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/remote"
 )
 
 // EtcdMember is one member of the cluster's etcd, as `etcdctl member
@@ -33,15 +35,17 @@ var etcdctlFlags = []string{
 	"--key=/etc/kubernetes/pki/etcd/server.key",
 }
 
-// etcdctl returns the kubectl command that runs etcdctl with args in the
-// etcd static pod of the control-plane node via: its mirror pod is
-// "etcd-<node>" in kube-system (the kubelet names a static pod's mirror
-// "<pod name>-<node name>": pkg/kubelet/config/common.go). The etcd image
-// ships etcdctl.
-func (k Kubectl) etcdctl(via string, args ...string) []string {
-	cmd := []string{"exec", "--namespace=kube-system", "etcd-" + via, "--", "etcdctl"}
-	cmd = append(cmd, etcdctlFlags...)
-	return append(cmd, args...)
+// etcdPod is the etcd static pod of the control-plane node via: its
+// mirror pod is "etcd-<node>" in kube-system (the kubelet names a static
+// pod's mirror "<pod name>-<node name>": pkg/kubelet/config/common.go).
+// The etcd image ships etcdctl.
+func etcdPod(via string) string { return "etcd-" + via }
+
+// etcdctl runs etcdctl with args in the etcd static pod of the
+// control-plane node via ([kubeapi.Kubectl.Exec]).
+func etcdctl(ctx context.Context, k kubeapi.Kubectl, via string, idempotent bool, args ...string) (remote.Output, error) {
+	argv := append(append([]string{"etcdctl"}, etcdctlFlags...), args...)
+	return k.Exec(ctx, "kube-system", etcdPod(via), argv, kubeapi.ExecOptions{Idempotent: idempotent})
 }
 
 // memberListJSON is `etcdctl member list -w json`'s output: the
@@ -62,13 +66,11 @@ type memberListJSON struct {
 // EtcdMembers lists the etcd members, asking the local member of the
 // control-plane node called via (`kubectl exec --namespace=kube-system
 // etcd-VIA -- etcdctl ... member list -w json`).
-func EtcdMembers(ctx context.Context, k Kubectl, via string) ([]EtcdMember, error) {
-	if err := checkObjectName("via", via); err != nil {
+func EtcdMembers(ctx context.Context, k kubeapi.Kubectl, via string) ([]EtcdMember, error) {
+	if err := kubeapi.CheckObjectName("via", via); err != nil {
 		return nil, err
 	}
-	c := k.command(k.etcdctl(via, "member", "list", "-w", "json")...)
-	c.Idempotent = true
-	out, err := k.run(ctx, c)
+	out, err := etcdctl(ctx, k, via, true, "member", "list", "-w", "json")
 	if err != nil {
 		return nil, fmt.Errorf("etcd member list via %s: %w", via, err)
 	}
@@ -98,8 +100,8 @@ func EtcdMembers(ctx context.Context, k Kubectl, via string) ([]EtcdMember, erro
 // Remove a dead master's member before its replacement joins: with three
 // members and one dead, etcd has no quorum to spare, and a fourth member
 // would need three of four.
-func RemoveEtcdMember(ctx context.Context, k Kubectl, via, name string) (lcm.Result, error) {
-	if err := checkObjectName("name", name); err != nil {
+func RemoveEtcdMember(ctx context.Context, k kubeapi.Kubectl, via, name string) (lcm.Result, error) {
+	if err := kubeapi.CheckObjectName("name", name); err != nil {
 		return lcm.Unchanged, err
 	}
 	if name == via {
@@ -114,8 +116,7 @@ func RemoveEtcdMember(ctx context.Context, k Kubectl, via, name string) (lcm.Res
 			continue
 		}
 		id := strconv.FormatUint(m.ID, 16)
-		c := k.command(k.etcdctl(via, "member", "remove", id)...)
-		if _, err := k.run(ctx, c); err != nil {
+		if _, err := etcdctl(ctx, k, via, false, "member", "remove", id); err != nil {
 			return lcm.Unchanged, fmt.Errorf("etcd member remove %s (%s) via %s: %w", id, name, via, err)
 		}
 		return lcm.Changed(fmt.Sprintf("removed etcd member %s (%s)", id, name)), nil

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mgmtkit/mgmtkit/heat"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -88,7 +89,7 @@ type Hooks struct {
 	// PodDisruptionBudget protects, pods no controller manages): it is
 	// drained with --force (unmanaged pods deleted) and, when the drain
 	// still fails, deleted anyway, the failure reported in the step's
-	// result. Off: such a drain fails the hook with a [*DrainError]
+	// result. Off: such a drain fails the hook with a [*kubeapi.DrainError]
 	// naming the pods, and the node stays in the cluster, cordoned.
 	ForceDrain bool
 	// InstallScript opts in to the reference's compatibility mode: when
@@ -195,7 +196,7 @@ func (r *run) revoke(ctx context.Context) error {
 		return nil
 	}
 	return r.Once(ctx, StepRevokeVIM, cp, func(ctx context.Context) (lcm.Result, error) {
-		return DeleteVIMCredentials(ctx, k, r.vimOptions())
+		return kubeapi.DeleteVIMCredentials(ctx, k, r.vimOptions())
 	})
 }
 
@@ -428,14 +429,14 @@ func (r *run) haproxy(ctx context.Context, masters []lcm.Node, t Topology) error
 
 // initialize returns the control plane: a master whose API answers, or
 // else the first master after the node builder initialised it.
-func (r *run) initialize(ctx context.Context) (Kubectl, lcm.Node, error) {
+func (r *run) initialize(ctx context.Context) (kubeapi.Kubectl, lcm.Node, error) {
 	if k, cp, err := kubectlOn(ctx, r.Session(), r.topo.Masters); err == nil {
 		return k, cp, nil
 	}
 	first := r.topo.Masters[0]
-	var k Kubectl
+	var k kubeapi.Kubectl
 	err := r.OnNodes(ctx, StepInit, []lcm.Node{first}, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
-		k = Kubectl{Host: h}
+		k = kubeapi.Kubectl{Host: h}
 		return r.nodes.initialize(ctx, r, n, h)
 	})
 	return k, first, err
@@ -468,7 +469,7 @@ func (r *run) initOptions(n lcm.Node) InitOptions {
 // waited for until Ready, and then handed to the node builder's joined.
 // A join token (and, for masters, an upload of the control-plane
 // certificates) is created only when a node needs it.
-func (r *run) join(ctx context.Context, k Kubectl, cp lcm.Node, nodes []lcm.Node) error {
+func (r *run) join(ctx context.Context, k kubeapi.Kubectl, cp lcm.Node, nodes []lcm.Node) error {
 	registered, err := k.Nodes(ctx)
 	if err != nil {
 		return err
@@ -511,7 +512,7 @@ func (r *run) join(ctx context.Context, k Kubectl, cp lcm.Node, nodes []lcm.Node
 					return res, err
 				}
 			}
-			return res, WaitNodeReady(ctx, k, NodeName(n.Role, n.NICAddress), wait)
+			return res, kubeapi.WaitNodeReady(ctx, k, NodeName(n.Role, n.NICAddress), wait)
 		}
 	}
 	if err := r.OnNodes(ctx, StepJoinControlPlane, lcm.NodesWithRole(nodes, lcm.RoleMaster), joinOne(true), lcm.Limit(1)); err != nil {
@@ -627,9 +628,9 @@ func (r *run) removeMasters(ctx context.Context, targets []lcm.Node) error {
 // garbage collector removes its pods, which their controllers re-create
 // elsewhere (kubernetes/kubernetes pkg/controller/podgc: pods bound to a
 // node that no longer exists).
-func (r *run) drain(ctx context.Context, k Kubectl, targets []lcm.Node) error {
+func (r *run) drain(ctx context.Context, k kubeapi.Kubectl, targets []lcm.Node) error {
 	force := r.hooks.ForceDrain
-	opts := DrainOptions{Timeout: r.op.Params.Drain(), Force: force}
+	opts := kubeapi.DrainOptions{Timeout: r.op.Params.Drain(), Force: force}
 	return r.Each(ctx, StepDrain, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
 		name := NodeName(n.Role, n.NICAddress)
 		node, err := k.Node(ctx, name)
@@ -639,8 +640,8 @@ func (r *run) drain(ctx context.Context, k Kubectl, targets []lcm.Node) error {
 		if readyStatus(node) == corev1.ConditionUnknown {
 			return lcm.Result{Detail: "not drained: its kubelet stopped reporting (Ready Unknown); deleting the node moves its pods"}, nil
 		}
-		res, err := DrainNode(ctx, k, name, opts)
-		var de *DrainError
+		res, err := kubeapi.DrainNode(ctx, k, name, opts)
+		var de *kubeapi.DrainError
 		if force && errors.As(err, &de) {
 			return res.And(lcm.Changed("drain did not finish, the node is removed anyway (ForceDrain): " + de.Error())), nil
 		}
@@ -654,12 +655,12 @@ func (r *run) drain(ctx context.Context, k Kubectl, targets []lcm.Node) error {
 // member), then the Node object deleted. Deleted first, the node would
 // come back: a running kubelet registers its Node again
 // (pkg/kubelet/kubelet_node_status.go registerWithAPIServer).
-func (r *run) remove(ctx context.Context, k Kubectl, targets []lcm.Node) error {
+func (r *run) remove(ctx context.Context, k kubeapi.Kubectl, targets []lcm.Node) error {
 	if err := r.reset(ctx, targets); err != nil {
 		return err
 	}
 	return r.Each(ctx, StepDeleteNode, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
-		return DeleteNode(ctx, k, NodeName(n.Role, n.NICAddress))
+		return kubeapi.DeleteNode(ctx, k, NodeName(n.Role, n.NICAddress))
 	})
 }
 
@@ -706,18 +707,18 @@ func (r *run) vimName() string { return r.op.Params.VimNameFor(instanceID(r.op.I
 
 // vimOptions returns where the VIM credentials live and how the VNFM
 // reaches the API.
-func (r *run) vimOptions() VIMOptions {
-	return VIMOptions{Name: r.vimName(), Endpoint: r.topo.APIURL()} // the default service account
+func (r *run) vimOptions() kubeapi.VIMOptions {
+	return kubeapi.VIMOptions{Name: r.vimName(), Endpoint: r.topo.APIURL()} // the default service account
 }
 
 // createVIM creates the VIM credentials and adds the connection to the
 // result.
-func (r *run) createVIM(ctx context.Context, k Kubectl, cp lcm.Node) error {
+func (r *run) createVIM(ctx context.Context, k kubeapi.Kubectl, cp lcm.Node) error {
 	var info lcm.VimConnectionInfo
 	err := r.Once(ctx, StepVIM, cp, func(ctx context.Context) (lcm.Result, error) {
 		var res lcm.Result
 		var err error
-		info, res, err = CreateVIMCredentials(ctx, k, r.vimOptions())
+		info, res, err = kubeapi.CreateVIMCredentials(ctx, k, r.vimOptions())
 		return res, err
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
@@ -59,7 +60,7 @@ type InitOptions struct {
 // check returns an *lcm.ParamsError for every bad option.
 func (o InitOptions) check() error {
 	var p optProblems
-	if msg := objectNameMsg(o.NodeName); msg != "" {
+	if msg := kubeapi.ObjectNameProblem(o.NodeName); msg != "" {
 		p.addf("InitOptions.NodeName", "%s", msg)
 	}
 	if _, err := netip.ParseAddr(o.AdvertiseAddress); err != nil {
@@ -132,12 +133,12 @@ func InitControlPlane(ctx context.Context, h remote.Host, o InitOptions) (lcm.Re
 	if err := o.check(); err != nil {
 		return lcm.Unchanged, err
 	}
-	present, err := existingFiles(ctx, h, AdminKubeconfig, APIServerManifest, KubeletKubeconfig, CACert)
+	present, err := existingFiles(ctx, h, kubeapi.AdminKubeconfig, APIServerManifest, KubeletKubeconfig, CACert)
 	if err != nil {
 		return lcm.Unchanged, fmt.Errorf("kubeadm init on %s: %w", h.Name(), err)
 	}
-	if present[AdminKubeconfig] && present[APIServerManifest] {
-		node, err := Kubectl{Host: h}.Node(ctx, o.NodeName)
+	if present[kubeapi.AdminKubeconfig] && present[APIServerManifest] {
+		node, err := kubeapi.Kubectl{Host: h}.Node(ctx, o.NodeName)
 		if err != nil {
 			return lcm.Unchanged, fmt.Errorf("kubeadm init on %s: the control plane exists; checking that node %s is registered: %w", h.Name(), o.NodeName, err)
 		}

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
@@ -54,7 +55,7 @@ func initScript(t *testing.T, seen *[]byte) script {
 				return reply{stderr: "[ERROR IsPrivilegedUser]: user is not running as root\n", code: 1}
 			}
 			*seen = rootOnly(t, fsys, kubeadm.InitConfigFile)
-			for _, f := range []string{kubeadm.AdminKubeconfig, kubeadm.APIServerManifest, kubeadm.KubeletKubeconfig, kubeadm.CACert} {
+			for _, f := range []string{kubeapi.AdminKubeconfig, kubeadm.APIServerManifest, kubeadm.KubeletKubeconfig, kubeadm.CACert} {
 				must[struct{}](t)(struct{}{}, fsys.MkdirAll(f[:strings.LastIndexByte(f, '/')], 0o755))
 				must[struct{}](t)(struct{}{}, fsys.WriteFile(f, []byte("x"), 0o600))
 			}
@@ -125,7 +126,7 @@ func TestInitControlPlaneRefusesHalfInitialisedNodes(t *testing.T) {
 	}
 	// A control plane whose node is not registered.
 	must[struct{}](t)(struct{}{}, fsys.MkdirAll("/etc/kubernetes/manifests", 0o755))
-	must[struct{}](t)(struct{}{}, fsys.WriteFile(kubeadm.AdminKubeconfig, []byte("x"), 0o600))
+	must[struct{}](t)(struct{}{}, fsys.WriteFile(kubeapi.AdminKubeconfig, []byte("x"), 0o600))
 	must[struct{}](t)(struct{}{}, fsys.WriteFile(kubeadm.APIServerManifest, []byte("x"), 0o600))
 	_, err = kubeadm.InitControlPlane(n.ctx, n.h, initOptions())
 	if err == nil || !strings.Contains(err.Error(), "not registered") {

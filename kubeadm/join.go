@@ -15,11 +15,9 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
-	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // JoinTokenTTL is the lifetime of the bootstrap token [NewJoinInfo]
@@ -87,7 +85,8 @@ func NewJoinInfo(ctx context.Context, cp remote.Host, endpoint string, controlPl
 		}
 	}
 	out, err := cp.Run(ctx, remote.Cmd{
-		Args: []string{"kubeadm", "token", "create", "--ttl", kubectlDuration(JoinTokenTTL, false)},
+		// kubeadm's --ttl is a Go duration ("1h0m0s": pflag's DurationVar).
+		Args: []string{"kubeadm", "token", "create", "--ttl", JoinTokenTTL.String()},
 		Sudo: true,
 	})
 	if err != nil {
@@ -182,7 +181,7 @@ type JoinOptions struct {
 // prints the token or key.
 func (o JoinOptions) check() error {
 	var p optProblems
-	if msg := objectNameMsg(o.NodeName); msg != "" {
+	if msg := kubeapi.ObjectNameProblem(o.NodeName); msg != "" {
 		p.addf("JoinOptions.NodeName", "%s", msg)
 	}
 	if _, err := netip.ParseAddr(o.AdvertiseAddress); err != nil {
@@ -217,7 +216,8 @@ func (o JoinOptions) check() error {
 // that a join cut short (a dropped connection, a timeout) converges on
 // the next run instead of failing kubeadm's preflight.
 //
-// JoinNode does not wait for the node to be Ready: see [WaitNodeReady].
+// JoinNode does not wait for the node to be Ready: see
+// [kubeapi.WaitNodeReady].
 func JoinNode(ctx context.Context, h remote.Host, o JoinOptions) (lcm.Result, error) {
 	if err := o.check(); err != nil {
 		return lcm.Unchanged, err
@@ -229,7 +229,7 @@ func JoinNode(ctx context.Context, h remote.Host, o JoinOptions) (lcm.Result, er
 	fail := func(res lcm.Result, err error) (lcm.Result, error) {
 		return res, fmt.Errorf("kubeadm join of %s on %s: %w", o.NodeName, h.Name(), err)
 	}
-	present, err := existingFiles(ctx, h, KubeletKubeconfig, APIServerManifest, etcdManifest, CACert, bootstrapKubeconfig, AdminKubeconfig)
+	present, err := existingFiles(ctx, h, KubeletKubeconfig, APIServerManifest, etcdManifest, CACert, bootstrapKubeconfig, kubeapi.AdminKubeconfig)
 	if err != nil {
 		return fail(lcm.Unchanged, err)
 	}
@@ -264,49 +264,4 @@ func JoinNode(ctx context.Context, h remote.Host, o JoinOptions) (lcm.Result, er
 		return fail(res, err)
 	}
 	return res.And(lcm.Changed(fmt.Sprintf("kubeadm join: %s joined as a %s through %s", o.NodeName, role, o.Info.Endpoint))), nil
-}
-
-// readyPollInterval is how often [WaitNodeReady] asks.
-const readyPollInterval = 2 * time.Second
-
-// WaitNodeReady waits, for at most timeout, until the node called name
-// is registered and its Ready condition is True (what `kubectl wait
-// --for=condition=Ready node/NAME` waits for). Its error, a
-// [*system.WaitError], carries the last thing seen: not registered, or
-// the Ready condition's status, reason and message (a kubelet without a
-// CNI says "container runtime network not ready: NetworkReady=false").
-func WaitNodeReady(ctx context.Context, k Kubectl, name string, timeout time.Duration) error {
-	if err := checkObjectName("name", name); err != nil {
-		return err
-	}
-	return system.Wait(ctx, fmt.Sprintf("node %s to be Ready", name), timeout, readyPollInterval, func(ctx context.Context) (bool, error) {
-		node, err := k.Node(ctx, name)
-		if err != nil {
-			return false, err
-		}
-		if node == nil {
-			return false, fmt.Errorf("node %s is not registered", name)
-		}
-		for _, c := range node.Status.Conditions {
-			if c.Type != corev1.NodeReady {
-				continue
-			}
-			if c.Status == corev1.ConditionTrue {
-				return true, nil
-			}
-			return false, fmt.Errorf("node %s: Ready=%s (%s): %s", name, c.Status, c.Reason, c.Message)
-		}
-		return false, fmt.Errorf("node %s has no Ready condition yet", name)
-	})
-}
-
-// kubectlDuration formats d as kubectl's and kubeadm's duration flags
-// take it: whole seconds as "300s" (seconds=true) or Go's form
-// ("1h0m0s"); parsed by time.ParseDuration (pflag's DurationVar).
-func kubectlDuration(d time.Duration, seconds bool) string {
-	if seconds {
-		s := (d + time.Second - 1) / time.Second
-		return fmt.Sprintf("%ds", s)
-	}
-	return d.String()
 }

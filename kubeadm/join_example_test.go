@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
@@ -27,7 +28,7 @@ func ExampleJoinNode() {
 		panic(err) // the error names the node and kubeadm's stderr; never the token
 	}
 	fmt.Println(res)
-	if err := kubeadm.WaitNodeReady(ctx, kubeadm.Kubectl{Host: master}, name, 5*time.Minute); err != nil {
+	if err := kubeapi.WaitNodeReady(ctx, kubeapi.Kubectl{Host: master}, name, 5*time.Minute); err != nil {
 		panic(err) // the last Ready condition's message
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/samples"
@@ -136,7 +137,7 @@ func TestClusterStepsInTheSimulatedCloud(t *testing.T) {
 	c := newSimCluster(t, sim.ClusterShape{Masters: 1, Workers: 2})
 	master := c.masters[0]
 	ms := c.ssh[master]
-	k := kubeadm.Kubectl{Host: ms}
+	k := kubeapi.Kubectl{Host: ms}
 	endpoint := master.NICAddress + ":6443"
 
 	c.twice("init", func() (lcm.Result, error) {
@@ -153,7 +154,7 @@ func TestClusterStepsInTheSimulatedCloud(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.twice("CNI", func() (lcm.Result, error) { return kubeadm.ApplyCNI(c.ctx, k, cni) })
-	if err := kubeadm.WaitNodeReady(c.ctx, k, c.name(master), time.Minute); err != nil {
+	if err := kubeapi.WaitNodeReady(c.ctx, k, c.name(master), time.Minute); err != nil {
 		t.Fatal(err)
 	}
 
@@ -165,7 +166,7 @@ func TestClusterStepsInTheSimulatedCloud(t *testing.T) {
 		c.twice("join "+c.name(w), func() (lcm.Result, error) {
 			return kubeadm.JoinNode(c.ctx, c.ssh[w], kubeadm.JoinOptions{NodeName: c.name(w), AdvertiseAddress: w.NICAddress, Info: info})
 		})
-		if err := kubeadm.WaitNodeReady(c.ctx, k, c.name(w), time.Minute); err != nil {
+		if err := kubeapi.WaitNodeReady(c.ctx, k, c.name(w), time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range []string{info.Token.Reveal()} {
@@ -188,12 +189,12 @@ func TestClusterStepsInTheSimulatedCloud(t *testing.T) {
 
 	// VIM credentials: the API server authenticates the token as the
 	// service account and lets it do anything.
-	vimOpts := kubeadm.VIMOptions{Name: "kubernetes_vim_1", Endpoint: "https://" + endpoint}
+	vimOpts := kubeapi.VIMOptions{Name: "kubernetes_vim_1", Endpoint: "https://" + endpoint}
 	var vim lcm.VimConnectionInfo
 	c.twice("VIM credentials", func() (lcm.Result, error) {
 		var res lcm.Result
 		var err error
-		vim, res, err = kubeadm.CreateVIMCredentials(c.ctx, k, vimOpts)
+		vim, res, err = kubeapi.CreateVIMCredentials(c.ctx, k, vimOpts)
 		return res, err
 	})
 	api := c.world().API
@@ -258,8 +259,8 @@ spec:
 	}); err != nil {
 		t.Fatalf("no web pod runs on %s", victim)
 	}
-	_, err = kubeadm.DrainNode(c.ctx, k, victim, kubeadm.DrainOptions{Timeout: 2 * time.Second})
-	var de *kubeadm.DrainError
+	_, err = kubeapi.DrainNode(c.ctx, k, victim, kubeapi.DrainOptions{Timeout: 2 * time.Second})
+	var de *kubeapi.DrainError
 	if !errors.As(err, &de) {
 		t.Fatalf("drain under a PodDisruptionBudget: %v, want a *DrainError", err)
 	}
@@ -274,16 +275,16 @@ spec:
 
 	// Without the budget the drain finishes, the pods move to the other
 	// worker, and the node goes (as scale-in does it).
-	if _, err := ms.Run(c.ctx, remote.Cmd{Args: []string{"kubectl", "--kubeconfig=" + kubeadm.AdminKubeconfig, "delete", "poddisruptionbudget", "web", "--namespace=default"}, Sudo: true}); err != nil {
+	if _, err := ms.Run(c.ctx, remote.Cmd{Args: []string{"kubectl", "--kubeconfig=" + kubeapi.AdminKubeconfig, "delete", "poddisruptionbudget", "web", "--namespace=default"}, Sudo: true}); err != nil {
 		t.Fatal(err)
 	}
 	c.twice("drain "+victim, func() (lcm.Result, error) {
-		return kubeadm.DrainNode(c.ctx, k, victim, kubeadm.DrainOptions{Timeout: time.Minute})
+		return kubeapi.DrainNode(c.ctx, k, victim, kubeapi.DrainOptions{Timeout: time.Minute})
 	})
 	// kubeadm reset first: it stops the node's kubelet, which would
 	// otherwise be free to register the Node again.
 	c.twice("reset "+victim, func() (lcm.Result, error) { return kubeadm.ResetNode(c.ctx, c.ssh[c.workers[0]]) })
-	c.twice("delete "+victim, func() (lcm.Result, error) { return kubeadm.DeleteNode(c.ctx, k, victim) })
+	c.twice("delete "+victim, func() (lcm.Result, error) { return kubeapi.DeleteNode(c.ctx, k, victim) })
 	names, _ = c.readyNodes()
 	if slices.Contains(names, victim) || len(names) != 2 {
 		t.Fatalf("nodes after the removal: %v", names)
@@ -304,7 +305,7 @@ spec:
 		t.Fatal("the web pods did not move to the other worker")
 	}
 
-	c.twice("delete VIM credentials", func() (lcm.Result, error) { return kubeadm.DeleteVIMCredentials(c.ctx, k, vimOpts) })
+	c.twice("delete VIM credentials", func() (lcm.Result, error) { return kubeapi.DeleteVIMCredentials(c.ctx, k, vimOpts) })
 	if _, _, err := api.Authenticate(c.ctx, vim.AccessInfo["bearer_token"].(string)); err == nil {
 		t.Fatal("the VIM token still authenticates after DeleteVIMCredentials")
 	}
@@ -351,7 +352,7 @@ func TestHAControlPlaneAndMasterHealInTheSimulatedCloud(t *testing.T) {
 		}
 	}
 	first := c.masters[0]
-	k := kubeadm.Kubectl{Host: c.ssh[first]}
+	k := kubeapi.Kubectl{Host: c.ssh[first]}
 	c.twice("init", func() (lcm.Result, error) {
 		return kubeadm.InitControlPlane(c.ctx, c.ssh[first], kubeadm.InitOptions{
 			NodeName: c.name(first), AdvertiseAddress: first.NICAddress, Endpoint: endpoint,
@@ -377,7 +378,7 @@ func TestHAControlPlaneAndMasterHealInTheSimulatedCloud(t *testing.T) {
 		c.twice("control-plane join "+c.name(m), func() (lcm.Result, error) {
 			return kubeadm.JoinNode(c.ctx, c.ssh[m], kubeadm.JoinOptions{NodeName: c.name(m), AdvertiseAddress: m.NICAddress, ControlPlane: true, Info: info})
 		})
-		if err := kubeadm.WaitNodeReady(c.ctx, k, c.name(m), time.Minute); err != nil {
+		if err := kubeapi.WaitNodeReady(c.ctx, k, c.name(m), time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range append(first.SSH.Transcript(), m.SSH.Transcript()...) {
@@ -436,7 +437,7 @@ func TestHAControlPlaneAndMasterHealInTheSimulatedCloud(t *testing.T) {
 	if _, err := kubeadm.ResetNode(c.ctx, c.ssh[healed]); err != nil {
 		t.Fatal(err)
 	}
-	c.twice("delete "+c.name(healed), func() (lcm.Result, error) { return kubeadm.DeleteNode(c.ctx, k, c.name(healed)) })
+	c.twice("delete "+c.name(healed), func() (lcm.Result, error) { return kubeapi.DeleteNode(c.ctx, k, c.name(healed)) })
 	if res, err := kubeadm.RemoveEtcdMember(c.ctx, k, c.name(first), c.name(healed)); err != nil || res.Changed {
 		t.Fatalf("second removal: %v, %v", res, err)
 	}

@@ -9,14 +9,12 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
-	"github.com/mgmtkit/mgmtkit/system"
 )
 
 const token = "7c2mqz.ydw5vq0q4k8hn3xa"
@@ -319,43 +317,6 @@ func TestJoinNodeBadOptions(t *testing.T) {
 	}
 	if c := n.commands(); len(c) != 0 {
 		t.Fatalf("commands: %q", c)
-	}
-}
-
-func TestWaitNodeReady(t *testing.T) {
-	n := newNode(t, "master-10-0-0-5")
-	calls := 0
-	n.set(func(inv invocation, _ *sshtest.FS) reply {
-		calls++
-		switch {
-		case calls == 1:
-			return notFound("nodes", "worker-10-0-0-12")
-		case calls == 2:
-			return ok(asJSON(t, readyNode("worker-10-0-0-12", corev1.ConditionFalse, "KubeletNotReady", "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized")))
-		}
-		return ok(asJSON(t, readyNode("worker-10-0-0-12", corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status")))
-	}, nil)
-	if err := kubeadm.WaitNodeReady(n.ctx, n.kc(), "worker-10-0-0-12", 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if calls != 3 {
-		t.Fatalf("%d polls, want 3", calls)
-	}
-
-	// Never Ready: the error carries the condition's message.
-	n.set(func(inv invocation, _ *sshtest.FS) reply {
-		return ok(asJSON(t, readyNode("worker-10-0-0-12", corev1.ConditionFalse, "KubeletNotReady", "cni plugin not initialized")))
-	}, nil)
-	err := kubeadm.WaitNodeReady(n.ctx, n.kc(), "worker-10-0-0-12", 300*time.Millisecond)
-	var we *system.WaitError
-	if !errors.As(err, &we) || !strings.Contains(err.Error(), "cni plugin not initialized") || !strings.Contains(err.Error(), "Ready=False") {
-		t.Fatalf("never Ready: %v", err)
-	}
-	// A cancelled context ends the wait.
-	ctx, cancel := context.WithCancel(n.ctx)
-	cancel()
-	if err := kubeadm.WaitNodeReady(ctx, n.kc(), "worker-10-0-0-12", time.Minute); err == nil {
-		t.Fatal("no error after cancel")
 	}
 }
 

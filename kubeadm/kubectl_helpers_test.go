@@ -24,7 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
@@ -112,8 +112,8 @@ func (n *node) program(prog string) sshtest.Program {
 		in, _ := io.ReadAll(p.Stdin)
 		args := p.Args[1:]
 		if prog == "kubectl" {
-			if len(args) == 0 || args[0] != "--kubeconfig="+kubeadm.AdminKubeconfig {
-				return p.Fail(2, "test kubectl: called without --kubeconfig=%s first: %q", kubeadm.AdminKubeconfig, args)
+			if len(args) == 0 || args[0] != "--kubeconfig="+kubeapi.AdminKubeconfig {
+				return p.Fail(2, "test kubectl: called without --kubeconfig=%s first: %q", kubeapi.AdminKubeconfig, args)
 			}
 			args = args[1:]
 		}
@@ -172,7 +172,7 @@ func (n *node) reset() {
 }
 
 // kc returns a Kubectl on the node.
-func (n *node) kc() kubeadm.Kubectl { return kubeadm.Kubectl{Host: n.h} }
+func (n *node) kc() kubeapi.Kubectl { return kubeapi.Kubectl{Host: n.h} }
 
 // commands returns the command lines the server received.
 func (n *node) commands() []string {

@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/mgmtkit/mgmtkit/heat"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -34,7 +35,7 @@ const (
 	// newest minor the real-control-plane tests run.
 	DefaultKubernetesVersion Version = "1.36"
 	// DefaultDrainTimeout is drain_timeout when absent or 0.
-	DefaultDrainTimeout = 300 * time.Second
+	DefaultDrainTimeout = kubeapi.DefaultDrainTimeout
 	// MaxDrainTimeout caps drain_timeout: a drain is bounded, and a day is
 	// more than any drain that can finish needs.
 	MaxDrainTimeout = 24 * time.Hour

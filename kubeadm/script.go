@@ -190,7 +190,7 @@ exec bash "$script" "$@" </dev/null`
 // A script cannot be asked whether it has run: RunInstallScript always
 // runs it and reports Changed. Callers skip nodes already in the
 // cluster, as the reference does (_is_master_installed), with
-// [Kubectl.Node]. It fails with the script's exit status and the tail of
+// [kubeapi.Kubectl.Node]. It fails with the script's exit status and the tail of
 // its standard error.
 func RunInstallScript(ctx context.Context, h remote.Host, pkg *lcm.Package, o ScriptOptions) (lcm.Result, error) {
 	if probs := o.check(pkg); probs != nil {

@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
-	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
@@ -39,7 +39,7 @@ func (t *tour) clusterHook(d *deployed, hook lcm.Hook, what string, unchanged bo
 }
 
 // nodeTable is the check after every cluster operation: kubectl get nodes
-// on a master (through the same kubeadm.Kubectl the hooks use), printed
+// on a master (through the same kubeapi.Kubectl the hooks use), printed
 // as a table, with want nodes, every one Ready.
 func (t *tour) nodeTable(d *deployed, want func() int) step {
 	return step{d.label, hookCheck, "kubectl get nodes: every node registered and Ready", func(ctx context.Context) ([]string, []string, error) {
@@ -99,7 +99,7 @@ func (t *tour) kubectlNodes(ctx context.Context, d *deployed) ([]corev1.Node, er
 			errs = append(errs, err)
 			continue
 		}
-		nodes, err := kubeadm.Kubectl{Host: h}.Nodes(ctx)
+		nodes, err := kubeapi.Kubectl{Host: h}.Nodes(ctx)
 		h.Close()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", n.Resource, err))

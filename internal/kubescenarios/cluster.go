@@ -25,6 +25,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/samples"
@@ -175,7 +176,7 @@ func (c *Cluster) MastersNames() []string {
 
 // Kubectl returns kubectl on the first master, over SSH, as the hooks
 // use it.
-func (c *Cluster) Kubectl() kubeadm.Kubectl {
+func (c *Cluster) Kubectl() kubeapi.Kubectl {
 	c.T.Helper()
 	m := c.VNF.HostsWithRole(lcm.RoleMaster)[0]
 	h, err := c.Cloud.Connect(c.Ctx, m.Node(), "ubuntu", "ubuntu")
@@ -183,12 +184,12 @@ func (c *Cluster) Kubectl() kubeadm.Kubectl {
 		c.T.Fatal(err)
 	}
 	c.T.Cleanup(func() { h.Close() })
-	return kubeadm.Kubectl{Host: h}
+	return kubeapi.Kubectl{Host: h}
 }
 
 // WebPods returns the running pods of the web Deployment by node (a
 // pod being deleted, or not started yet, does not count).
-func (c *Cluster) WebPods(k kubeadm.Kubectl) map[string][]string {
+func (c *Cluster) WebPods(k kubeapi.Kubectl) map[string][]string {
 	c.T.Helper()
 	out := map[string][]string{}
 	for name := range c.Nodes() {

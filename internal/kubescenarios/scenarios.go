@@ -10,6 +10,7 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
@@ -205,7 +206,7 @@ func InstantiateThreeMasters(t *testing.T, opts sim.Options) {
 
 // webPodsSettled waits until the web Deployment's 4 pods run, none of
 // them on avoid, and returns them by node.
-func (c *Cluster) webPodsSettled(k kubeadm.Kubectl, avoid string) map[string][]string {
+func (c *Cluster) webPodsSettled(k kubeapi.Kubectl, avoid string) map[string][]string {
 	c.T.Helper()
 	var pods map[string][]string
 	Eventually(c.T, func() error {
@@ -299,7 +300,7 @@ func ScaleOutAndIn(t *testing.T, opts sim.Options) {
 	}
 	victim = kubeadm.NodeName(lcm.RoleWorker, victims[0].NICAddress)
 	_, err = c.Hooks.ScaleIn(c.Ctx, lcm.ScaleStart, c.Op, in)
-	var de *kubeadm.DrainError
+	var de *kubeapi.DrainError
 	if !errors.As(err, &de) || de.Node != victim || len(de.Pods) == 0 || !strings.HasPrefix(de.Pods[0], "default/web-") {
 		t.Fatalf("scale-in under a PDB: %v, want a DrainError naming the web pods of %s", err, victim)
 	}

@@ -27,12 +27,15 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/kubectl/pkg/cmd/annotate"
 	"k8s.io/kubectl/pkg/cmd/apply"
 	"k8s.io/kubectl/pkg/cmd/delete"
 	"k8s.io/kubectl/pkg/cmd/diff"
 	"k8s.io/kubectl/pkg/cmd/drain"
 	kexec "k8s.io/kubectl/pkg/cmd/exec"
 	"k8s.io/kubectl/pkg/cmd/get"
+	"k8s.io/kubectl/pkg/cmd/label"
+	"k8s.io/kubectl/pkg/cmd/taint"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/cmd/version"
 	utilexec "k8s.io/utils/exec"
@@ -47,7 +50,7 @@ import (
 
 // The hosts' kubectl on a real control plane is kubectl's own code
 // (k8s.io/kubectl/pkg/cmd: get, apply, diff, delete, drain, cordon,
-// uncordon, exec, version) run in-process for each invocation, with the
+// uncordon, label, annotate, taint, exec, version) run in-process for each invocation, with the
 // kubeconfig the simulated host holds and the process's standard streams.
 // Four things differ from the kubectl binary, each because the host is
 // simulated:
@@ -140,6 +143,9 @@ func kubectlTool(w *kube.World) ubuntu.Tool {
 			drain.NewCmdCordon(f, streams),
 			drain.NewCmdUncordon(f, streams),
 			version.NewCmdVersion(f, streams),
+			label.NewCmdLabel(f, streams),
+			annotate.NewCmdAnnotate("kubectl", f, streams),
+			taint.NewCmdTaint(f, streams),
 			execCommand(f, streams, w, m, p),
 		)
 		args, cleanup, err := materializeFiles(p)

@@ -57,7 +57,8 @@ type kubectlTool struct {
 //
 // The command lines are those of the contract, with real kubectl 1.36's
 // output and errors (staging/src/k8s.io/kubectl/pkg/cmd/...): get,
-// cordon, uncordon, drain, delete, apply, diff, exec, version.
+// cordon, uncordon, drain, delete, apply, diff, exec, label, annotate,
+// taint, version.
 func KubectlTool(resolve func(m *ubuntu.Machine, kubeconfig string) (API, error), opts ...KubectlOption) ubuntu.Tool {
 	k := &kubectlTool{scheme: NewScheme(), resolve: resolve, version: "v1.36.6"}
 	for _, o := range opts {
@@ -158,7 +159,7 @@ var (
 	}
 	boolFlags = map[string]bool{
 		"all-namespaces": true, "force": true, "ignore-daemonsets": true, "delete-emptydir-data": true,
-		"ignore-not-found": true, "client": true, "stdin": true, "tty": true, "quiet": true,
+		"ignore-not-found": true, "client": true, "stdin": true, "tty": true, "quiet": true, "overwrite": true,
 	}
 	shorthands = map[string]string{
 		"n": "namespace", "o": "output", "f": "filename", "A": "all-namespaces", "l": "selector",
@@ -272,7 +273,7 @@ func (k *kubectlTool) run(ctx context.Context, m *ubuntu.Machine, p *sshtest.Pro
 			s.out("Client Version: %s\nKustomize Version: v5.7.1\n", k.version)
 			return 0
 		}
-	case "get", "cordon", "uncordon", "drain", "delete", "apply", "diff", "exec":
+	case "get", "cordon", "uncordon", "drain", "delete", "apply", "diff", "exec", "label", "annotate", "taint":
 	default:
 		s.errOut("error: unknown command %q for \"kubectl\"\n", s.cmd)
 		return 1
@@ -298,6 +299,10 @@ func (k *kubectlTool) run(ctx context.Context, m *ubuntu.Machine, p *sshtest.Pro
 		return s.apply(true)
 	case "exec":
 		return s.execIn()
+	case "label", "annotate":
+		return s.metaChange(s.cmd == "label")
+	case "taint":
+		return s.taint()
 	}
 	return 1
 }

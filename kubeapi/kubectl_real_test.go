@@ -1,4 +1,4 @@
-package kubeadm_test
+package kubeapi_test
 
 import (
 	"bytes"
@@ -13,7 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
+	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
 
@@ -40,8 +41,10 @@ current-context: dead
 // parses its flags before it calls the server, so each must fail only
 // for want of the server, never with "unknown flag" or a bad value
 // (--timeout=300s, --field-selector=..., -f -, --ignore-not-found, exec's
-// "--" before etcdctl's own flags). kubectl diff's failure is status 2, as
-// Kubectl.Apply expects (above 1: an error, not a difference).
+// "--" before etcdctl's own flags, label's and annotate's --overwrite
+// and KEY=VALUE/KEY- pairs, taint's KEY=VALUE:EFFECT and KEY-). kubectl
+// diff's failure is status 2, as Kubectl.Apply expects (above 1: an
+// error, not a difference).
 func TestKubectlCommandLinesParseWithTheRealKubectl(t *testing.T) {
 	kubectlPath, err := exec.LookPath("kubectl")
 	if err != nil {
@@ -53,30 +56,57 @@ func TestKubectlCommandLinesParseWithTheRealKubectl(t *testing.T) {
 	// Drain and delete.
 	c := &drainCluster{t: t, exists: true, pods: []corev1.Pod{pod("default", "web-1", worker, "ReplicaSet", nil)}}
 	c.drain = func(bool) reply { return reply{stderr: "error: timeout", code: 1} }
-	n.set(c.script(worker), nil)
-	_, _ = kubeadm.DrainNode(n.ctx, n.kc(), worker, kubeadm.DrainOptions{Force: true})
-	_, _ = kubeadm.DeleteNode(n.ctx, n.kc(), worker)
-	// etcd.
-	e := &etcdCluster{clusterID: 1, members: []kubeadm.EtcdMember{
-		{ID: 0x8e9e05c52164694d, Name: "master-10-0-0-5", PeerURLs: []string{"https://10.0.0.5:2380"}},
-		{ID: 0x91bc3c398fb3c146, Name: "master-10-0-0-6", PeerURLs: []string{"https://10.0.0.6:2380"}},
-	}}
-	n.set(e.script(t), nil)
-	_, _ = kubeadm.RemoveEtcdMember(n.ctx, n.kc(), "master-10-0-0-5", "master-10-0-0-6")
+	n.set(c.script(worker))
+	_, _ = kubeapi.DrainNode(n.ctx, n.kc(), worker, kubeapi.DrainOptions{Force: true})
+	_, _ = kubeapi.DeleteNode(n.ctx, n.kc(), worker)
 	// VIM credentials (apply, diff, get secret, delete).
-	ca, _ := testCA(t)
+	ca := testCA(t)
 	v := &vimCluster{t: t, ca: ca, objects: map[string]bool{}}
-	n.set(v.script(), nil)
-	o := kubeadm.VIMOptions{Name: "vim", Endpoint: "https://10.0.0.5:6443"}
-	if _, _, err := kubeadm.CreateVIMCredentials(n.ctx, n.kc(), o); err != nil {
+	n.set(v.script())
+	o := kubeapi.VIMOptions{Name: "vim", Endpoint: "https://10.0.0.5:6443"}
+	if _, _, err := kubeapi.CreateVIMCredentials(n.ctx, n.kc(), o); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kubeadm.DeleteVIMCredentials(n.ctx, n.kc(), o); err != nil {
+	if _, err := kubeapi.DeleteVIMCredentials(n.ctx, n.kc(), o); err != nil {
 		t.Fatal(err)
 	}
 	// Listing.
-	n.set(func(inv invocation, _ *sshtest.FS) reply { return ok(`{"apiVersion":"v1","kind":"List","items":[]}`) }, nil)
+	n.set(func(inv invocation, _ *sshtest.FS) reply { return ok(`{"apiVersion":"v1","kind":"List","items":[]}`) })
 	_, _ = n.kc().Nodes(n.ctx)
+	// Labels, annotations (a value with spaces, '=' and a newline), taints.
+	n.set(metaCluster(t))
+	k := n.kc()
+	for _, step := range []func() (lcm.Result, error){
+		func() (lcm.Result, error) {
+			return k.Label(n.ctx, "configmap", "nfs", "c", map[string]string{"app.kubernetes.io/name": "nfs", "empty": ""}, "old")
+		},
+		func() (lcm.Result, error) {
+			return k.Annotate(n.ctx, "configmap", "nfs", "c", map[string]string{"mgmtkit.io/note": "a = b\nc"}, "note")
+		},
+		func() (lcm.Result, error) {
+			return k.Taint(n.ctx, "worker-10-0-0-12", []corev1.Taint{
+				{Key: "dedicated", Value: "storage", Effect: corev1.TaintEffectNoSchedule},
+				{Key: "example.com/x", Effect: corev1.TaintEffectPreferNoSchedule},
+			}, corev1.Taint{Key: "gpu"})
+		},
+		func() (lcm.Result, error) {
+			return k.Taint(n.ctx, "worker-10-0-0-12", nil, corev1.Taint{Key: "gpu", Effect: corev1.TaintEffectNoExecute})
+		},
+	} {
+		if _, err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Get, delete, and exec with the program's own flags after "--".
+	n.set(func(inv invocation, _ *sshtest.FS) reply {
+		return ok(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}`)
+	})
+	var cm corev1.ConfigMap
+	_, _ = k.Get(n.ctx, &cm, "configmaps", "nfs", "c")
+	_, _ = k.Get(n.ctx, &cm, "deployments.apps", "", "c")
+	_, _ = k.Delete(n.ctx, "configmap", "nfs", "c")
+	_, _ = k.Exec(n.ctx, "kube-system", "etcd-master-10-0-0-5", []string{"etcdctl", "--endpoints=https://127.0.0.1:2379", "member", "list", "-w", "json"}, kubeapi.ExecOptions{})
+	_, _ = k.Exec(n.ctx, "kube-system", "etcd-master-10-0-0-5", []string{"sh", "-c", "cat"}, kubeapi.ExecOptions{Container: "etcd", Stdin: strings.NewReader("x")})
 
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(deadServerKubeconfig), 0o600); err != nil {

@@ -1,4 +1,4 @@
-package kubeadm
+package kubeapi
 
 import (
 	"context"
@@ -11,6 +11,11 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/lcm"
 )
+
+// DefaultDrainTimeout bounds a drain whose [DrainOptions] name no
+// timeout: five minutes, enough for pods that stop within their default
+// grace period of 30 seconds and for evictions retried meanwhile.
+const DefaultDrainTimeout = 300 * time.Second
 
 // DrainOptions says how [DrainNode] drains.
 type DrainOptions struct {
@@ -61,11 +66,13 @@ func (e *DrainError) Unwrap() error { return e.Err }
 // DaemonSet and mirror pods left; pods no controller manages refused
 // without --force; emptyDir data deleted).
 //
-// A node that does not exist is [lcm.Unchanged], and so is one that is
-// cordoned and holds no pod a drain evicts. When the drain fails, the
+// A node that does not exist is [lcm.Unchanged] (a node that never
+// joined, a name misspelt: a test that drains must check the result's
+// Changed), and so is one that is cordoned and holds no pod a drain
+// evicts. When the drain fails, the
 // error is a [*DrainError] listing the pods still on the node.
 func DrainNode(ctx context.Context, k Kubectl, name string, o DrainOptions) (lcm.Result, error) {
-	if err := checkObjectName("name", name); err != nil {
+	if err := CheckObjectName("name", name); err != nil {
 		return lcm.Unchanged, err
 	}
 	switch {
@@ -94,7 +101,7 @@ func DrainNode(ctx context.Context, k Kubectl, name string, o DrainOptions) (lcm
 	if len(evictable(pods)) == 0 {
 		return res, nil
 	}
-	args := []string{"drain", name, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=" + kubectlDuration(o.Timeout, true)}
+	args := []string{"drain", name, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=" + kubectlDuration(o.Timeout)}
 	if o.Force {
 		args = append(args, "--force")
 	}
@@ -136,8 +143,9 @@ func evictable(pods []corev1.Pod) []string {
 
 // DeleteNode deletes the Node object called name (`kubectl delete node
 // NAME --ignore-not-found`): the cluster forgets it. A node that does not
-// exist is [lcm.Unchanged]. Drain it first ([DrainNode]); deleting it
-// does not stop what runs on the VM (see [ResetNode]).
+// exist is [lcm.Unchanged], whether it was deleted before or never
+// joined: a test must check the result's Changed. Drain it first ([DrainNode]); deleting it
+// does not stop what runs on the VM (kubeadm's ResetNode does).
 func DeleteNode(ctx context.Context, k Kubectl, name string) (lcm.Result, error) {
 	node, err := k.Node(ctx, name)
 	if err != nil || node == nil {
@@ -149,4 +157,12 @@ func DeleteNode(ctx context.Context, k Kubectl, name string) (lcm.Result, error)
 		return lcm.Unchanged, fmt.Errorf("delete node %s: %w", name, err)
 	}
 	return lcm.Changed("deleted node " + name), nil
+}
+
+// kubectlDuration formats d as kubectl's duration flags take it, in
+// whole seconds rounded up ("300s"); they are parsed by
+// time.ParseDuration (pflag's DurationVar).
+func kubectlDuration(d time.Duration) string {
+	s := (d + time.Second - 1) / time.Second
+	return fmt.Sprintf("%ds", s)
 }

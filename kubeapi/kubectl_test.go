@@ -1,4 +1,4 @@
-package kubeadm_test
+package kubeapi_test
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
@@ -33,7 +33,7 @@ func TestKubectlGetDecodesTypedObjects(t *testing.T) {
 			return reply{stderr: "The connection to the server 10.0.0.5:6443 was refused - did you specify the right host or port?\n", code: 1}
 		}
 		return reply{stderr: "unexpected", code: 2}
-	}, nil)
+	})
 	k := n.kc()
 
 	got := must[[]corev1.Node](t)(k.Nodes(n.ctx))
@@ -50,7 +50,7 @@ func TestKubectlGetDecodesTypedObjects(t *testing.T) {
 	}
 	_, err = k.Node(n.ctx, "broken")
 	var ce *remote.CommandError
-	if !errors.As(err, &ce) || kubeadm.IsNotFound(err) || !strings.Contains(err.Error(), "was refused") {
+	if !errors.As(err, &ce) || kubeapi.IsNotFound(err) || !strings.Contains(err.Error(), "was refused") {
 		t.Fatalf("an unreachable API server: %v; want a CommandError with kubectl's message, not NotFound", err)
 	}
 	onWorker := must[[]corev1.Pod](t)(k.PodsOn(n.ctx, "worker-10-0-0-12"))
@@ -99,7 +99,7 @@ func TestKubectlApplyDiffsFirst(t *testing.T) {
 			return ok("namespace/demo created\n")
 		}
 		return reply{code: 2}
-	}, nil)
+	})
 	k := n.kc()
 
 	res := must[lcm.Result](t)(k.Apply(n.ctx, manifest))
@@ -126,7 +126,7 @@ func TestKubectlApplyDiffsFirst(t *testing.T) {
 			return reply{stderr: "error: unable to recognize \"STDIN\": no matches for kind \"Foo\" in version \"v9\"\n", code: 2}
 		}
 		return reply{code: 99}
-	}, nil)
+	})
 	_, err := k.Apply(n.ctx, manifest)
 	if err == nil || !strings.Contains(err.Error(), "no matches for kind") {
 		t.Fatalf("diff failing: %v", err)
@@ -156,7 +156,7 @@ func TestKubectlApplyDetailSummarisesManyObjects(t *testing.T) {
 		}
 		b.WriteString("configmap/h unchanged\n")
 		return ok(b.String())
-	}, nil)
+	})
 	res := must[lcm.Result](t)(n.kc().Apply(n.ctx, []byte("kind: List\napiVersion: v1\n")))
 	if want := "kubectl apply: configmap/a created, configmap/b created, configmap/c created, configmap/d created, configmap/e created and 2 more"; res.Detail != want {
 		t.Fatalf("detail %q, want %q", res.Detail, want)

@@ -1,4 +1,4 @@
-package kubeadm_test
+package kubeapi_test
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
@@ -80,9 +80,9 @@ func TestDrainNode(t *testing.T) {
 		c.pods = c.pods[:1]
 		return ok("node/" + name + " drained\n")
 	}
-	n.set(c.script(name), nil)
+	n.set(c.script(name))
 
-	res, err := kubeadm.DrainNode(n.ctx, n.kc(), name, kubeadm.DrainOptions{})
+	res, err := kubeapi.DrainNode(n.ctx, n.kc(), name, kubeapi.DrainOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestDrainNode(t *testing.T) {
 
 	// Cordoned, only a DaemonSet pod left: nothing to do.
 	n.reset()
-	res, err = kubeadm.DrainNode(n.ctx, n.kc(), name, kubeadm.DrainOptions{})
+	res, err = kubeapi.DrainNode(n.ctx, n.kc(), name, kubeapi.DrainOptions{})
 	if err != nil || res != lcm.Unchanged {
 		t.Fatalf("second drain: %v, %v", res, err)
 	}
@@ -110,14 +110,14 @@ func TestDrainNode(t *testing.T) {
 	}
 
 	// Deleted, then absent.
-	res, err = kubeadm.DeleteNode(n.ctx, n.kc(), name)
+	res, err = kubeapi.DeleteNode(n.ctx, n.kc(), name)
 	if err != nil || !res.Changed {
 		t.Fatalf("delete: %v, %v", res, err)
 	}
 	n.reset()
 	for _, step := range []func() (lcm.Result, error){
-		func() (lcm.Result, error) { return kubeadm.DeleteNode(n.ctx, n.kc(), name) },
-		func() (lcm.Result, error) { return kubeadm.DrainNode(n.ctx, n.kc(), name, kubeadm.DrainOptions{}) },
+		func() (lcm.Result, error) { return kubeapi.DeleteNode(n.ctx, n.kc(), name) },
+		func() (lcm.Result, error) { return kubeapi.DrainNode(n.ctx, n.kc(), name, kubeapi.DrainOptions{}) },
 	} {
 		if res, err := step(); err != nil || res != lcm.Unchanged {
 			t.Fatalf("absent node: %v, %v", res, err)
@@ -154,10 +154,10 @@ func TestDrainNodeBlockedListsThePods(t *testing.T) {
 			code: 1,
 		}
 	}
-	n.set(c.script(name), nil)
+	n.set(c.script(name))
 
-	_, err := kubeadm.DrainNode(n.ctx, n.kc(), name, kubeadm.DrainOptions{Timeout: 90 * time.Second, Force: true})
-	var de *kubeadm.DrainError
+	_, err := kubeapi.DrainNode(n.ctx, n.kc(), name, kubeapi.DrainOptions{Timeout: 90 * time.Second, Force: true})
+	var de *kubeapi.DrainError
 	if !errors.As(err, &de) {
 		t.Fatalf("got %v, want a *DrainError", err)
 	}
@@ -183,11 +183,11 @@ func TestDrainNodeBlockedListsThePods(t *testing.T) {
 
 func TestDrainNodeBadOptions(t *testing.T) {
 	n := newNode(t, "master-10-0-0-5")
-	_, err := kubeadm.DrainNode(n.ctx, n.kc(), "worker-1", kubeadm.DrainOptions{Timeout: -time.Second})
+	_, err := kubeapi.DrainNode(n.ctx, n.kc(), "worker-1", kubeapi.DrainOptions{Timeout: -time.Second})
 	paramsError(t, err, "DrainOptions.Timeout")
-	_, err = kubeadm.DrainNode(n.ctx, n.kc(), "--all-nodes", kubeadm.DrainOptions{})
+	_, err = kubeapi.DrainNode(n.ctx, n.kc(), "--all-nodes", kubeapi.DrainOptions{})
 	paramsError(t, err, "name")
-	_, err = kubeadm.DeleteNode(n.ctx, n.kc(), "")
+	_, err = kubeapi.DeleteNode(n.ctx, n.kc(), "")
 	paramsError(t, err, "name")
 	if c := n.commands(); len(c) != 0 {
 		t.Fatalf("commands: %q", c)

@@ -1,4 +1,4 @@
-package kubeadm_test
+package kubeapi_test
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
@@ -119,12 +119,12 @@ func (c *vimCluster) script() script {
 
 func TestCreateVIMCredentials(t *testing.T) {
 	n := newNode(t, "master-10-0-0-5")
-	ca, _ := testCA(t)
+	ca := testCA(t)
 	c := &vimCluster{t: t, ca: ca, objects: map[string]bool{}, polls: 1}
-	n.set(c.script(), nil)
-	o := kubeadm.VIMOptions{Name: "kubernetes_vim_1234", Endpoint: "https://10.0.0.100:16443"}
+	n.set(c.script())
+	o := kubeapi.VIMOptions{Name: "kubernetes_vim_1234", Endpoint: "https://10.0.0.100:16443"}
 
-	info, res, err := kubeadm.CreateVIMCredentials(n.ctx, n.kc(), o)
+	info, res, err := kubeapi.CreateVIMCredentials(n.ctx, n.kc(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestCreateVIMCredentials(t *testing.T) {
 
 	// Again: nothing changes, same credentials.
 	n.reset()
-	again, res, err := kubeadm.CreateVIMCredentials(n.ctx, n.kc(), o)
+	again, res, err := kubeapi.CreateVIMCredentials(n.ctx, n.kc(), o)
 	if err != nil || res.Changed || again.AccessInfo["bearer_token"] != saToken {
 		t.Fatalf("second run: %v, %v", res, err)
 	}
@@ -181,11 +181,11 @@ func TestCreateVIMCredentials(t *testing.T) {
 	}
 
 	// Deleted, then nothing to delete.
-	res, err = kubeadm.DeleteVIMCredentials(n.ctx, n.kc(), o)
+	res, err = kubeapi.DeleteVIMCredentials(n.ctx, n.kc(), o)
 	if err != nil || !res.Changed || !strings.Contains(res.Detail, `secret "mgmtkit-vim-token" deleted`) || len(c.objects) != 0 {
 		t.Fatalf("delete: %v, %v, %v", res, err, c.objects)
 	}
-	res, err = kubeadm.DeleteVIMCredentials(n.ctx, n.kc(), o)
+	res, err = kubeapi.DeleteVIMCredentials(n.ctx, n.kc(), o)
 	if err != nil || res != lcm.Unchanged {
 		t.Fatalf("second delete: %v, %v", res, err)
 	}
@@ -193,16 +193,16 @@ func TestCreateVIMCredentials(t *testing.T) {
 
 func TestCreateVIMCredentialsBadOptions(t *testing.T) {
 	n := newNode(t, "master-10-0-0-5")
-	for field, o := range map[string]kubeadm.VIMOptions{
+	for field, o := range map[string]kubeapi.VIMOptions{
 		"VIMOptions.Endpoint":       {Name: "v", Endpoint: "http://10.0.0.5:6443"},
 		"VIMOptions.Name":           {Endpoint: "https://10.0.0.5:6443"},
 		"VIMOptions.ServiceAccount": {Name: "v", Endpoint: "https://10.0.0.5:6443", ServiceAccount: "Admin"},
 		"VIMOptions.Namespace":      {Name: "v", Endpoint: "https://10.0.0.5:6443", Namespace: "a.b"},
 	} {
-		_, _, err := kubeadm.CreateVIMCredentials(n.ctx, n.kc(), o)
+		_, _, err := kubeapi.CreateVIMCredentials(n.ctx, n.kc(), o)
 		paramsError(t, err, field)
 	}
-	_, _, err := kubeadm.CreateVIMCredentials(n.ctx, n.kc(), kubeadm.VIMOptions{Name: "v", Endpoint: "https://10.0.0.5"})
+	_, _, err := kubeapi.CreateVIMCredentials(n.ctx, n.kc(), kubeapi.VIMOptions{Name: "v", Endpoint: "https://10.0.0.5"})
 	paramsError(t, err, "VIMOptions.Endpoint")
 	if c := n.commands(); len(c) != 0 {
 		t.Fatalf("commands: %q", c)

@@ -1,4 +1,4 @@
-package kubeadm
+package kubeapi
 
 import (
 	"bytes"
@@ -62,11 +62,11 @@ func (o VIMOptions) withDefaults() (VIMOptions, error) {
 		o.Namespace = DefaultVIMNamespace
 	}
 	var p optProblems
-	if msg := objectNameMsg(o.ServiceAccount); msg != "" {
+	if msg := ObjectNameProblem(o.ServiceAccount); msg != "" {
 		p.addf("VIMOptions.ServiceAccount", "%s", msg)
 	}
-	if msg := objectNameMsg(o.Namespace); msg != "" || strings.Contains(o.Namespace, ".") || len(o.Namespace) > 63 {
-		p.addf("VIMOptions.Namespace", "must be a namespace name (RFC 1123 label), got %q", o.Namespace)
+	if msg := namespaceMsg(o.Namespace); msg != "" {
+		p.addf("VIMOptions.Namespace", "must be a namespace name (RFC 1123 label), got %q", clip(o.Namespace))
 	}
 	return o, p.err()
 }
