@@ -62,7 +62,7 @@ func (nativeBuilder) build(ctx context.Context, r *run, nodes []lcm.Node) error 
 	}); err != nil {
 		return err
 	}
-	if err := r.extensions(ctx, nodes); err != nil {
+	if err := r.op.Extensions.BeforeJoin(ctx, r.Runner, nodes); err != nil {
 		return err
 	}
 	return r.OnNodes(ctx, StepKubernetes, nodes, func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
@@ -112,9 +112,10 @@ func (scriptBuilder) join(ctx context.Context, r *run, n lcm.Node, h remote.Host
 	return RunInstallScript(ctx, h, r.op.Package, scriptOptions(r, n, &ji))
 }
 
-// joined runs the extensions' per-node work.
+// joined runs the extensions' per-node work of the moment before the
+// join: the runtime they configure exists only now.
 func (scriptBuilder) joined(ctx context.Context, r *run, nodes []lcm.Node) error {
-	return r.extensions(ctx, nodes)
+	return r.op.Extensions.BeforeJoin(ctx, r.Runner, nodes)
 }
 
 // scriptOptions returns the install script's options for node n: a

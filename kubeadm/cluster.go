@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/mgmtkit/mgmtkit/kubeapi"
+	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/system"
@@ -40,6 +40,10 @@ type Topology struct {
 	// FloatingIP is cluster_fip_name's address, empty when not given:
 	// where the VNFM reaches the API from outside.
 	FloatingIP string
+	// Others are the VMs of the VNF that are not Kubernetes nodes: those
+	// of the hooks' extensions (the storage server, ...), each with its
+	// role.
+	Others []lcm.Node
 }
 
 // HA reports whether the cluster has several masters behind a virtual IP.
@@ -65,6 +69,9 @@ func (t Topology) APIURL() string {
 	return "https://" + net.JoinHostPort(t.FloatingIP, port)
 }
 
+// All returns every VM: the masters, the workers and the others.
+func (t Topology) All() []lcm.Node { return slices.Concat(t.Masters, t.Workers, t.Others) }
+
 // Nodes returns the masters then the workers.
 func (t Topology) Nodes() []lcm.Node { return slices.Concat(t.Masters, t.Workers) }
 
@@ -75,6 +82,7 @@ func (t Topology) Without(gone []lcm.Node) Topology {
 	}
 	t.Masters = slices.DeleteFunc(slices.Clone(t.Masters), drop)
 	t.Workers = slices.DeleteFunc(slices.Clone(t.Workers), drop)
+	t.Others = slices.DeleteFunc(slices.Clone(t.Others), drop)
 	return t
 }
 
@@ -121,17 +129,19 @@ func RouterID(vip netip.Addr) int {
 }
 
 // Resolve reads the cluster's topology from Heat through s: the nodes of
-// p's groups and, with several masters, the virtual IP (cluster_cp_name)
-// and floating IP (cluster_fip_name). A cluster with several masters and
-// no cluster_cp_name is an [*lcm.ParamsError].
-func Resolve(ctx context.Context, s *plumbing.Session, p ClusterParams) (Topology, error) {
-	nodes, err := s.Nodes(ctx, p.Groups()...)
+// p's groups, the VMs of extra (the extensions' groups: the storage
+// server, ...) and, with several masters, the virtual IP
+// (cluster_cp_name) and floating IP (cluster_fip_name). A cluster with
+// several masters and no cluster_cp_name is an [*lcm.ParamsError].
+func Resolve(ctx context.Context, s *plumbing.Session, p ClusterParams, extra ...heat.Group) (Topology, error) {
+	nodes, err := s.Nodes(ctx, slices.Concat(p.Groups(), extra)...)
 	if err != nil {
 		return Topology{}, err
 	}
 	var t Topology
 	t.Masters = lcm.NodesWithRole(nodes, lcm.RoleMaster)
 	t.Workers = lcm.NodesWithRole(nodes, lcm.RoleWorker)
+	t.Others = slices.DeleteFunc(slices.Clone(nodes), func(n lcm.Node) bool { return n.Role == lcm.RoleMaster || n.Role == lcm.RoleWorker })
 	slices.SortFunc(t.Masters, func(a, b lcm.Node) int { return cmp.Compare(a.Resource, b.Resource) })
 	slices.SortFunc(t.Workers, lcm.CompareNodes)
 	if len(t.Masters) == 0 {
@@ -167,28 +177,4 @@ func Resolve(ctx context.Context, s *plumbing.Session, p ClusterParams) (Topolog
 		}
 	}
 	return t, nil
-}
-
-// kubectlOn returns the kubectl of the first master, in order, whose API
-// answers: the cluster's control plane as this hook sees it. skip lists
-// masters not to use (those being removed).
-func kubectlOn(ctx context.Context, s *plumbing.Session, masters []lcm.Node, skip ...lcm.Node) (kubeapi.Kubectl, lcm.Node, error) {
-	var errs []error
-	for _, m := range masters {
-		if slices.ContainsFunc(skip, func(n lcm.Node) bool { return n.Resource == m.Resource }) {
-			continue
-		}
-		h, err := s.Host(ctx, m)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		k := kubeapi.Kubectl{Host: h}
-		if _, err := k.Nodes(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", m.Resource, err))
-			continue
-		}
-		return k, m, nil
-	}
-	return kubeapi.Kubectl{}, lcm.Node{}, fmt.Errorf("kubeadm: no master answers as a control plane: %w", errors.Join(errs...))
 }

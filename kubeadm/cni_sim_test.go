@@ -1,25 +1,21 @@
 package kubeadm_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/netip"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mgmtkit/mgmtkit/examples/drivers"
 	"github.com/mgmtkit/mgmtkit/internal/kubescenarios"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
-	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/samples"
 	"github.com/mgmtkit/mgmtkit/system"
@@ -29,27 +25,9 @@ import (
 // (placeholders aside: no proxy) with shape; nothing is installed.
 func specCluster(t *testing.T, name string, shape sim.ClusterShape, opts sim.Options) *kubescenarios.Cluster {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	cloud := sim.Start(t, opts)
-	req, topo, err := cloud.SpecCluster(name, shape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := cloud.Build(topo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg := lcm.NewPackage(samples.VNFPackage())
-	p, err := drivers.DecodeClusterParams(req.AdditionalParams, pkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &kubescenarios.Cluster{
-		T: t, Ctx: ctx, Cloud: cloud, VNF: v,
-		Hooks: &kubeadm.Hooks{Plumbing: plumbing.Config{SSH: cloud.SSHConfigFunc(nil)}},
-		Op:    kubeadm.Op{Instance: v.Instance(), Package: pkg, Params: p.ClusterParams},
-	}
+	return kubescenarios.NewClusterFrom(t, opts, func(c *sim.Cloud) (*lcm.InstantiateVnfRequest, sim.Topology, error) {
+		return c.SpecCluster(name, shape)
+	})
 }
 
 // calicoNodes returns the nodes a Running calico-node pod of the

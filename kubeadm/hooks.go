@@ -41,28 +41,8 @@ const (
 	StepVIM              = "vim-credentials"
 	StepRevokeVIM        = "revoke-vim-credentials"
 	StepInstallScript    = "install-script"
+	StepHealUnmanaged    = "heal-unmanaged"
 )
-
-// Extension is another package's work in the cluster's hooks: what the
-// registry package (trust of private registries) and the nfs package (the
-// NFS client) add to every node that joins. A driver passes its
-// extensions in [Op.Extensions]; the hooks run them in order on every
-// node that joins the cluster (at instantiate_end, scale_end and
-// heal_end), after the container runtime is installed and before the
-// node joins, so that the node can pull from a private registry from its
-// first pod on.
-type Extension struct {
-	// Name names the extension's step in the hook's result, such as
-	// "registry-trust".
-	Name string
-	// NoProxy are host names, addresses or CIDRs the nodes must reach
-	// without the proxy (a private registry's host); they join the
-	// no_proxy the nodes' runtime and kubelet use.
-	NoProxy []string
-	// Node runs on one node, over its connection. It must be idempotent,
-	// as every step is. Nil: the extension only adds NoProxy.
-	Node func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error)
-}
 
 // Hooks builds, scales, heals and tears down a kubeadm cluster on a VNF's
 // VMs: the work of the Kubernetes cluster VNF's management driver, hook by
@@ -120,8 +100,11 @@ type Op struct {
 	// instantiate_end, the stored ones (with a request's credential
 	// overrides applied, see [CredentialOverrides]) afterwards.
 	Params ClusterParams
-	// Extensions run on every node that joins; see [Extension].
-	Extensions []Extension
+	// Extensions are the other packages' work in the cluster's hooks
+	// (registry trust, the NFS client and storage server, ...), run at
+	// the moments each names, with their own VMs resolved, connected to
+	// and healed with the cluster's; see [plumbing.Extension].
+	Extensions plumbing.Extensions
 }
 
 // Instantiate builds the cluster on every node Heat reports
@@ -175,6 +158,9 @@ func (r *run) instantiate(ctx context.Context, cni cniPlan) error {
 	if err := r.join(ctx, k, cp, r.topo.Nodes()); err != nil {
 		return err
 	}
+	if err := r.op.Extensions.Ready(ctx, r.Runner, cluster(k, cp, r.topo)); err != nil {
+		return err
+	}
 	return r.createVIM(ctx, k, cp)
 }
 
@@ -190,7 +176,7 @@ func (c *Hooks) Revoke(ctx context.Context, hook lcm.Hook, op Op) (*lcm.HookResu
 
 // revoke is [Hooks.Revoke]'s work.
 func (r *run) revoke(ctx context.Context) error {
-	k, cp, err := kubectlOn(ctx, r.Session(), r.topo.Masters)
+	k, cp, err := r.ControlPlane(ctx, r.topo.Masters)
 	if err != nil {
 		r.Note(StepRevokeVIM, r.topo.Masters[:1], "no master answers: nothing to revoke")
 		return nil
@@ -307,7 +293,10 @@ func (c *Hooks) HealStart(ctx context.Context, hook lcm.Hook, op Op, req lcm.Hea
 				return err
 			}
 		}
-		return r.removeWorkers(ctx, lcm.NodesWithRole(plan, lcm.RoleWorker))
+		if err := r.removeWorkers(ctx, lcm.NodesWithRole(plan, lcm.RoleWorker)); err != nil {
+			return err
+		}
+		return r.healOthers(ctx, plan, plumbing.Extensions.HealStart)
 	})
 }
 
@@ -325,8 +314,26 @@ func (c *Hooks) HealEnd(ctx context.Context, hook lcm.Hook, op Op, req lcm.HealV
 		if err != nil || len(plan) == 0 {
 			return err
 		}
-		return r.addNodes(ctx, plan)
+		if err := r.addNodes(ctx, append(lcm.NodesWithRole(plan, lcm.RoleMaster), lcm.NodesWithRole(plan, lcm.RoleWorker)...)); err != nil {
+			return err
+		}
+		return r.healOthers(ctx, plan, plumbing.Extensions.HealEnd)
 	})
+}
+
+// healOthers hands the VMs of plan that are not Kubernetes nodes to the
+// extensions that own them, through moment (HealStart or HealEnd), with
+// a control plane of the cluster.
+func (r *run) healOthers(ctx context.Context, plan []lcm.Node, moment func(plumbing.Extensions, context.Context, *plumbing.Runner, plumbing.Cluster, []lcm.Node) error) error {
+	others := slices.DeleteFunc(slices.Clone(plan), func(n lcm.Node) bool { return n.Role == lcm.RoleMaster || n.Role == lcm.RoleWorker })
+	if len(others) == 0 {
+		return nil
+	}
+	k, cp, err := r.ControlPlane(ctx, r.topo.Masters)
+	if err != nil {
+		return err
+	}
+	return moment(r.op.Extensions, ctx, r.Runner, cluster(k, cp, r.topo), others)
 }
 
 // run is one hook's work: the floor's runner (session, recorded steps,
@@ -342,9 +349,14 @@ type run struct {
 // run runs work as one hook in its own session, with the topology
 // resolved, and returns what it did.
 func (c *Hooks) run(ctx context.Context, hook lcm.Hook, op Op, work func(ctx context.Context, r *run) error) (*lcm.HookResult, error) {
+	vms, err := op.Extensions.VMs(op.Params.VMs())
+	if err != nil {
+		return nil, err // nothing has run
+	}
 	var resolved bool
-	res, err := c.Plumbing.Run(ctx, hook, op.Instance, op.Params.Credentials(), func(ctx context.Context, pr *plumbing.Runner) error {
-		topo, err := Resolve(ctx, pr.Session(), op.Params)
+	extra := slices.DeleteFunc(slices.Clone(vms.Groups), func(g heat.Group) bool { return g.Role == lcm.RoleMaster || g.Role == lcm.RoleWorker })
+	res, err := c.Plumbing.Run(ctx, hook, op.Instance, vms.Logins, func(ctx context.Context, pr *plumbing.Runner) error {
+		topo, err := Resolve(ctx, pr.Session(), op.Params, extra...)
 		if err != nil {
 			return err
 		}
@@ -359,10 +371,7 @@ func (c *Hooks) run(ctx context.Context, hook lcm.Hook, op Op, work func(ctx con
 
 // proxy returns the nodes' proxy settings, nil without a proxy.
 func (r *run) proxy() *ProxySettings {
-	var direct []string
-	for _, e := range r.op.Extensions {
-		direct = append(direct, e.NoProxy...)
-	}
+	direct := r.op.Extensions.NoProxy()
 	var masters []string
 	for _, m := range r.topo.Masters {
 		masters = append(masters, m.NICAddress)
@@ -385,19 +394,6 @@ func (r *run) build(ctx context.Context, nodes []lcm.Node) error {
 		return err
 	}
 	return r.nodes.build(ctx, r, nodes)
-}
-
-// extensions runs the extensions' per-node work on nodes, in order.
-func (r *run) extensions(ctx context.Context, nodes []lcm.Node) error {
-	for _, e := range r.op.Extensions {
-		if e.Node == nil {
-			continue
-		}
-		if err := r.OnNodes(ctx, e.Name, nodes, e.Node); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // hosts makes the /etc/hosts block of nodes name exactly t's nodes.
@@ -430,7 +426,7 @@ func (r *run) haproxy(ctx context.Context, masters []lcm.Node, t Topology) error
 // initialize returns the control plane: a master whose API answers, or
 // else the first master after the node builder initialised it.
 func (r *run) initialize(ctx context.Context) (kubeapi.Kubectl, lcm.Node, error) {
-	if k, cp, err := kubectlOn(ctx, r.Session(), r.topo.Masters); err == nil {
+	if k, cp, err := r.ControlPlane(ctx, r.topo.Masters); err == nil {
 		return k, cp, nil
 	}
 	first := r.topo.Masters[0]
@@ -530,7 +526,16 @@ func (r *run) join(ctx context.Context, k kubeapi.Kubectl, cp lcm.Node, nodes []
 	if err := r.OnNodes(ctx, StepJoinWorker, workers, joinOne(false), lcm.WithPolicy(lcm.BestEffort)); err != nil {
 		return err
 	}
-	return r.nodes.joined(ctx, r, nodes)
+	if err := r.nodes.joined(ctx, r, nodes); err != nil {
+		return err
+	}
+	return r.op.Extensions.AfterJoin(ctx, r.Runner, nodes)
+}
+
+// cluster returns what the extensions' cluster-wide moments are handed:
+// the control plane k on cp, and every VM of t.
+func cluster(k kubeapi.Kubectl, cp lcm.Node, t Topology) plumbing.Cluster {
+	return plumbing.Cluster{API: k, ControlPlane: cp, Nodes: t.All()}
 }
 
 // addNodes builds and joins nodes that replace or add to the cluster
@@ -541,7 +546,7 @@ func (r *run) addNodes(ctx context.Context, nodes []lcm.Node) error {
 		return nil
 	}
 	others := r.topo.Without(nodes)
-	k, cp, err := kubectlOn(ctx, r.Session(), others.Masters)
+	k, cp, err := r.ControlPlane(ctx, others.Masters)
 	if err != nil {
 		return err
 	}
@@ -573,8 +578,11 @@ func (r *run) removeWorkers(ctx context.Context, targets []lcm.Node) error {
 		return nil
 	}
 	rest := r.topo.Without(targets)
-	k, _, err := kubectlOn(ctx, r.Session(), rest.Masters)
+	k, cp, err := r.ControlPlane(ctx, rest.Masters)
 	if err != nil {
+		return err
+	}
+	if err := r.op.Extensions.Removing(ctx, r.Runner, cluster(k, cp, r.topo), targets); err != nil {
 		return err
 	}
 	if err := r.drain(ctx, k, targets); err != nil {
@@ -594,8 +602,11 @@ func (r *run) removeMasters(ctx context.Context, targets []lcm.Node) error {
 	if len(rest.Masters) == 0 {
 		return fmt.Errorf("kubeadm: heal of master %s: the cluster has no other master to keep its control plane and etcd: heal the entire VNF instead", targets[0].Resource)
 	}
-	k, cp, err := kubectlOn(ctx, r.Session(), rest.Masters)
+	k, cp, err := r.ControlPlane(ctx, rest.Masters)
 	if err != nil {
+		return err
+	}
+	if err := r.op.Extensions.Removing(ctx, r.Runner, cluster(k, cp, r.topo), targets); err != nil {
 		return err
 	}
 	if rest.HA() {
@@ -695,10 +706,18 @@ func (r *run) reset(ctx context.Context, targets []lcm.Node) error {
 	})
 }
 
-// healTargets maps a heal request to the cluster's nodes it replaces;
-// VNFCs that are not Kubernetes nodes are left out.
+// healTargets maps a heal request to the VMs it replaces: the cluster's
+// nodes and the extensions' VMs. VNFCs of no role the hooks manage (a VM
+// of a part of the VNF the driver has no extension for) are left out.
 func (r *run) healTargets(req lcm.HealVnfRequest) ([]lcm.Node, error) {
-	plan, err := heat.HealTargetsAmong(r.op.Instance, req, r.topo.Nodes())
+	plan, err := heat.HealTargetsAmong(r.op.Instance, req, r.topo.All())
+	if len(plan.Unmanaged) > 0 {
+		var vnfcs []lcm.Node
+		for _, id := range plan.Unmanaged {
+			vnfcs = append(vnfcs, lcm.Node{Resource: id})
+		}
+		r.Note(StepHealUnmanaged, vnfcs, "not healed by the cluster's hooks: a VM of no role they or their extensions manage")
+	}
 	return plan.Nodes, err
 }
 

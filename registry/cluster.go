@@ -4,10 +4,12 @@ import (
 	"context"
 
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
 )
 
-// StepTrust is the step name TrustNodes reports under.
+// StepTrust is the step name TrustNodes and the cluster extension
+// ([TrustParams.Extensions]) report under.
 const StepTrust = "registry-trust"
 
 // TrustNodes runs [ConfigureRegistryTrust] on every host, at most
@@ -21,4 +23,29 @@ func TrustNodes[H remote.Host](ctx context.Context, hosts []H, conns []Connectio
 	return lcm.OnHosts(ctx, StepTrust, hosts, func(ctx context.Context, h H) (lcm.Result, error) {
 		return ConfigureRegistryTrust(ctx, h, conns, opts)
 	}, fanout...)
+}
+
+// Extensions returns registry trust as an extension of a Kubernetes
+// cluster's hooks (kubeadm's, kubespray's; see [plumbing.Extension]):
+// every node that joins trusts and logs in to the registries of
+// private_registry_connection_info ([ConfigureRegistryTrust], with the
+// certificates read from pkg) before it joins, so that it can pull from
+// them from its first pod on, and reaches them without the proxy. No
+// registries: no extension.
+func (p TrustParams) Extensions(pkg *lcm.Package) plumbing.Extensions {
+	conns := p.PrivateRegistryConnectionInfo
+	if len(conns) == 0 {
+		return nil
+	}
+	var direct []string
+	for _, c := range conns {
+		direct = append(direct, c.Host())
+	}
+	return plumbing.Extensions{{
+		Name:    StepTrust,
+		NoProxy: direct,
+		BeforeJoin: func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
+			return ConfigureRegistryTrust(ctx, h, conns, TrustOptions{Package: pkg})
+		},
+	}}
 }

@@ -23,7 +23,6 @@ import (
 	"github.com/mgmtkit/mgmtkit/nfs"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/registry"
-	"github.com/mgmtkit/mgmtkit/remote"
 )
 
 // ClusterParams is k8s_cluster_installation_param: each package's part
@@ -76,7 +75,7 @@ func DecodeClusterParams(raw json.RawMessage, pkg *lcm.Package) (ClusterParams, 
 // with kubeadm (cir-k8s-cluster and mgmt-driver-for-k8s-scale specs): the
 // hooks of package kubeadm ([kubeadm.Hooks]) with the registry package's
 // trust of private_registry_connection_info run on every node that joins
-// (an [kubeadm.Extension]), and the registries' hosts kept out of the
+// (a [plumbing.Extension]), and the registries' hosts kept out of the
 // proxy. It is safe for concurrent use.
 //
 //   - instantiate_end builds the cluster and returns its VIM connection;
@@ -187,28 +186,15 @@ func (d *ClusterDriver) TerminateEnd(_ context.Context, op *lcm.TerminateOp) (*l
 // clusterOp is what kubeadm's hooks act on, with the extensions of the
 // parameters' other parts.
 func clusterOp(inst *lcm.VnfInstance, pkg *lcm.Package, p ClusterParams) kubeadm.Op {
-	return kubeadm.Op{Instance: inst, Package: pkg, Params: p.ClusterParams, Extensions: RegistryTrust(p.PrivateRegistryConnectionInfo, pkg)}
+	return kubeadm.Op{Instance: inst, Package: pkg, Params: p.ClusterParams, Extensions: p.Extensions(pkg)}
 }
 
-// RegistryTrust is the registry package's part of the cluster's hooks: every
-// node that joins trusts and logs in to the registries of conns
-// (registry.ConfigureRegistryTrust), and reaches them without the proxy.
-// No registries: no extension.
-func RegistryTrust(conns []registry.Connection, pkg *lcm.Package) []kubeadm.Extension {
-	if len(conns) == 0 {
-		return nil
-	}
-	var direct []string
-	for _, c := range conns {
-		direct = append(direct, c.Host())
-	}
-	return []kubeadm.Extension{{
-		Name:    registry.StepTrust,
-		NoProxy: direct,
-		Node: func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
-			return registry.ConfigureRegistryTrust(ctx, h, conns, registry.TrustOptions{Package: pkg})
-		},
-	}}
+// Extensions returns the cluster's extensions, composed from the
+// parameters' other parts: the registry package's trust of
+// private_registry_connection_info on every node that joins, and the
+// registries kept out of the proxy (registry.TrustParams.Extensions).
+func (p ClusterParams) Extensions(pkg *lcm.Package) plumbing.Extensions {
+	return p.TrustParams.Extensions(pkg)
 }
 
 // storedParams decodes the parameters the VNF was instantiated with and

@@ -447,8 +447,14 @@ func TestHealOfAVMThatIsNotANodeConfiguresNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Steps) != 0 {
+	// Nothing ran; the result says the VM was not the hooks' to heal.
+	if len(res.Steps) != 1 || res.Steps[0].Step != kubeadm.StepHealUnmanaged || res.Changed() || res.Steps[0].Hosts[0].Host != vnfc {
 		t.Errorf("healing the storage server ran %+v", res.Steps)
+	}
+	for _, h := range c.cluster.Hosts() {
+		if n := len(h.SSH.Transcript()); h == st && n != 0 {
+			t.Errorf("the storage server ran %d commands", n)
+		}
 	}
 	_, err = lcm.Invoke(c.ctx, c.driver, lcm.HealEnd, &lcm.HealOp{Instance: inst, Request: &lcm.HealVnfRequest{VnfcInstanceID: []string{"no-such-vnfc"}}, Package: c.pkg})
 	if err == nil || !strings.Contains(err.Error(), "no-such-vnfc") {

@@ -46,6 +46,9 @@ type Cluster struct {
 	Hooks *kubeadm.Hooks
 	// Op is what each hook is given: the instance, package, parameters.
 	Op kubeadm.Op
+	// Params are the request's parameters as the cluster driver decodes
+	// them, every part's (registries, storage, ...).
+	Params drivers.ClusterParams
 }
 
 // NewCluster builds the VMs of the cir sample's cluster (its registries
@@ -53,10 +56,22 @@ type Cluster struct {
 // with the shape given; nothing is installed on them.
 func NewCluster(t *testing.T, shape sim.ClusterShape, opts sim.Options) *Cluster {
 	t.Helper()
+	return NewClusterFrom(t, opts, func(c *sim.Cloud) (*lcm.InstantiateVnfRequest, sim.Topology, error) {
+		return c.SampleCluster(samples.InstantiateCIRCluster, shape)
+	})
+}
+
+// NewClusterFrom builds the VMs of the cluster VNF request that plan
+// makes in a new cloud (Cloud.SampleCluster or Cloud.SpecCluster with a
+// sample's name and a shape), decodes its parameters as the cluster
+// driver does, and returns it as [NewCluster] does; the request's
+// extensions (registries, storage) are not in Op.
+func NewClusterFrom(t *testing.T, opts sim.Options, plan func(c *sim.Cloud) (*lcm.InstantiateVnfRequest, sim.Topology, error)) *Cluster {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	cloud := sim.Start(t, opts)
-	req, topo, err := cloud.SampleCluster(samples.InstantiateCIRCluster, shape)
+	req, topo, err := plan(cloud)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +86,9 @@ func NewCluster(t *testing.T, shape sim.ClusterShape, opts sim.Options) *Cluster
 	}
 	return &Cluster{
 		T: t, Ctx: ctx, Cloud: cloud, VNF: v,
-		Hooks: &kubeadm.Hooks{Plumbing: plumbing.Config{SSH: cloud.SSHConfigFunc(nil)}},
-		Op:    kubeadm.Op{Instance: v.Instance(), Package: pkg, Params: p.ClusterParams},
+		Hooks:  &kubeadm.Hooks{Plumbing: plumbing.Config{SSH: cloud.SSHConfigFunc(nil)}},
+		Op:     kubeadm.Op{Instance: v.Instance(), Package: pkg, Params: p.ClusterParams},
+		Params: p,
 	}
 }
 
