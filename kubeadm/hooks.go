@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // DefaultReadyTimeout bounds the wait for a node that joined to be
@@ -372,7 +373,7 @@ func (r *run) onControlPlane(ctx context.Context, step string, cp lcm.Node, fn f
 }
 
 // proxy returns the nodes' proxy settings, nil without a proxy.
-func (r *run) proxy() *ProxySettings {
+func (r *run) proxy() *system.Proxy {
 	var direct []string
 	for _, e := range r.op.Extensions {
 		direct = append(direct, e.NoProxy...)

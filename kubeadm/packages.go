@@ -80,7 +80,7 @@ type PackagesOptions struct {
 	// Proxy is the proxy curl fetches the repository key through, and
 	// the kubelet's; nil removes mgmtkit's kubelet proxy drop-in. apt
 	// uses [PrepareNode]'s apt proxy.
-	Proxy *ProxySettings
+	Proxy *system.Proxy
 }
 
 // InstallKubernetes installs kubeadm, kubelet and kubectl from
@@ -113,7 +113,7 @@ func InstallKubernetes(ctx context.Context, h remote.Host, o PackagesOptions) (l
 	} else {
 		version = canonical
 	}
-	probs = append(probs, o.Proxy.check("Proxy")...)
+	probs = append(probs, o.Proxy.Check("Proxy")...)
 	if probs != nil {
 		return lcm.Unchanged, &lcm.ParamsError{Problems: probs}
 	}
@@ -209,7 +209,7 @@ const kubeletPending = system.PendingDir + "/mgmtkit-kubelet-proxy"
 // restarts it when it runs and its drop-ins changed (now or in a run
 // that failed before the restart: pending). oldDropIn and oldEnv are
 // the files' current contents (nil when missing).
-func kubeletUnit(ctx context.Context, h remote.Host, p *ProxySettings, oldDropIn, oldEnv []byte, pending bool) (lcm.Result, error) {
+func kubeletUnit(ctx context.Context, h remote.Host, p *system.Proxy, oldDropIn, oldEnv []byte, pending bool) (lcm.Result, error) {
 	dropIn, env := kubeletDropIns()
 	want, absent := proxyUnitFiles("kubelet", p)
 	changed := false
