@@ -35,10 +35,9 @@ const (
 )
 
 // CloudHostsTemplate is cloud-init's template of /etc/hosts on Ubuntu
-// (osfamily debian): with manage_etc_hosts true, cloud-init renders
-// /etc/hosts from it at every boot (cloudinit/config/cc_update_etc_hosts.py),
-// so PrepareNode writes the cluster's block there too when it exists.
-const CloudHostsTemplate = "/etc/cloud/templates/hosts.debian.tmpl"
+// ([system.CloudHostsTemplate]), which [PrepareNode] and [UpdateHosts]
+// keep in step with /etc/hosts where it exists.
+const CloudHostsTemplate = system.CloudHostsTemplate
 
 // CloudPreserveHostname is the cloud-init configuration PrepareNode
 // writes where cloud-init is installed (/etc/cloud/cloud.cfg or
@@ -181,7 +180,7 @@ type NodeOptions struct {
 	Proxy *system.Proxy
 	// HostsFiles are further files to hold the block (see
 	// system.HostsOptions.Files); [system.HostsFile] is always edited, and
-	// [CloudHostsTemplate] when it exists.
+	// [CloudHostsTemplate] when it exists ([system.SetHostsBlock]).
 	HostsFiles []string
 }
 
@@ -220,24 +219,24 @@ func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result,
 	}
 	// SetHostsBlock validates its entries before it runs anything, so it
 	// goes first: a bad entry is a ParamsError with no command run.
-	res, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: o.Hosts, Files: append([]string{system.HostsFile}, o.HostsFiles...)})
+	hostsFiles := []string{system.HostsFile}
+	for _, f := range o.HostsFiles {
+		if !slices.Contains(hostsFiles, f) {
+			hostsFiles = append(hostsFiles, f)
+		}
+	}
+	res, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: o.Hosts, Files: hostsFiles})
 	if err != nil {
 		return res, stepErr(h, "the cluster's /etc/hosts block", hostsProblems(err))
 	}
 	files, err := remote.ReadFiles(ctx, h, []string{swapsFile, FstabFile, CloudHostsTemplate, cloudConfig, CloudPreserveHostname}, remote.FileOptions{Sudo: true})
 	if err != nil {
-		return res, stepErr(h, "reading swap, fstab and cloud-init's hosts template", err)
+		return res, stepErr(h, "reading swap, fstab and cloud-init's files", err)
 	}
 	steps := []struct {
 		what string
 		run  func() (lcm.Result, error)
 	}{
-		{"cloud-init's hosts template", func() (lcm.Result, error) {
-			if _, ok := files[CloudHostsTemplate]; !ok || slices.Contains(o.HostsFiles, CloudHostsTemplate) {
-				return lcm.Unchanged, nil
-			}
-			return system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: o.Hosts, Files: []string{CloudHostsTemplate}})
-		}},
 		{"the host name", func() (lcm.Result, error) { return system.SetHostname(ctx, h, o.Name) }},
 		{"cloud-init's preserve_hostname", func() (lcm.Result, error) {
 			want := []byte("# Managed by mgmtkit: the host name is the Kubernetes node name.\npreserve_hostname: true\n")
@@ -277,23 +276,12 @@ func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result,
 // nothing else: the step that tells the other nodes that one joined or
 // left (scale-out, scale-in, heal), where [PrepareNode] prepares a new
 // one. Entries are validated before anything runs (an
-// *lcm.ParamsError); a converged node costs three commands (two
-// without cloud-init).
+// *lcm.ParamsError); a converged node costs one command
+// ([system.SetHostsBlock]).
 func UpdateHosts(ctx context.Context, h remote.Host, entries []system.HostsEntry) (lcm.Result, error) {
 	res, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: entries})
 	if err != nil {
 		return res, stepErr(h, "the cluster's /etc/hosts block", hostsProblems(err))
-	}
-	files, err := remote.ReadFiles(ctx, h, []string{CloudHostsTemplate}, remote.FileOptions{Sudo: true})
-	if err != nil {
-		return res, stepErr(h, "reading "+CloudHostsTemplate, err)
-	}
-	if _, ok := files[CloudHostsTemplate]; ok {
-		r, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: entries, Files: []string{CloudHostsTemplate}})
-		res = res.And(r)
-		if err != nil {
-			return res, stepErr(h, CloudHostsTemplate, err)
-		}
 	}
 	return res, nil
 }

@@ -39,7 +39,9 @@ func (e *env) checkHostsTemplate(t *testing.T) {
 	}
 	hosts := string(out)
 	for _, r := range e.registries() {
-		if want := "127.0.0.1 " + r.host; !strings.Contains(hosts, "\n"+want+"\n") {
+		// system.SetHostsBlock writes "IP<TAB>NAMES" (hosts(5): blanks or
+		// tabs between fields).
+		if want := "127.0.0.1\t" + r.host; !strings.Contains(hosts, "\n"+want+"\n") {
 			t.Errorf("the rendered /etc/hosts lacks %q:\n%s", want, hosts)
 		}
 	}
