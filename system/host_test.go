@@ -113,7 +113,9 @@ func TestArchitecture(t *testing.T) {
 func TestSetHostsBlockKeepsCloudInitTemplateInStep(t *testing.T) {
 	v := newVM(t, ubuntu.Options{})
 	opts := system.HostsOptions{Block: "cluster", Entries: []system.HostsEntry{{IP: "10.0.0.12", Names: []string{"worker-1"}}}}
-	hosts := func(ctx context.Context, h remote.Host) (lcm.Result, error) { return system.SetHostsBlock(ctx, h, opts) }
+	hosts := func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+		return system.SetHostsBlock(ctx, h, opts)
+	}
 	if res, _, err := v.step(hosts); err != nil || !res.Changed {
 		t.Fatal(res, err)
 	}
