@@ -21,6 +21,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // ApplyCNI applies the pod network's manifest (Calico, Flannel, ...;
@@ -314,12 +315,12 @@ curl -fsSL --retry 3 --connect-timeout 30 --max-time 300 "$1"`
 // honoured), and returns it. Nothing changes on the host; the proxy URL
 // reaches curl on standard input, never on a command line. A bad URL or
 // proxy is an *lcm.ParamsError ("URL", "Proxy...") before any command.
-func FetchManifest(ctx context.Context, h remote.Host, rawURL string, proxy *ProxySettings) ([]byte, error) {
+func FetchManifest(ctx context.Context, h remote.Host, rawURL string, proxy *system.Proxy) ([]byte, error) {
 	var probs optProblems
 	if u, err := url.Parse(rawURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsFunc(rawURL, unsafeValueRune) {
 		probs.addf("URL", "%q is not an http:// or https:// URL", rawURL)
 	}
-	probs = append(probs, proxy.check("Proxy")...)
+	probs = append(probs, proxy.Check("Proxy")...)
 	if err := probs.err(); err != nil {
 		return nil, err
 	}
@@ -330,7 +331,7 @@ func FetchManifest(ctx context.Context, h remote.Host, rawURL string, proxy *Pro
 		if strings.HasPrefix(rawURL, "https:") && !proxy.HTTPSProxy.IsZero() || p.IsZero() {
 			p = proxy.HTTPSProxy
 		}
-		stdin = p.Reveal() + "\n" + strings.Join(proxy.NoProxy, ",") + "\n"
+		stdin = p.Reveal() + "\n" + proxy.NoProxy + "\n"
 		cmd.Secrets = []remote.Secret{proxy.HTTPProxy, proxy.HTTPSProxy}
 	}
 	cmd.Stdin = strings.NewReader(stdin)
@@ -348,7 +349,7 @@ type CalicoOptions struct {
 	URL string
 	// Proxy is the proxy the master downloads the manifest through; nil
 	// for none.
-	Proxy *ProxySettings
+	Proxy *system.Proxy
 }
 
 // InstallCalico installs Calico, the pod network of a cluster that names

@@ -11,6 +11,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 	"github.com/mgmtkit/mgmtkit/samples"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 func TestApplyCNI(t *testing.T) {
@@ -151,7 +152,7 @@ func TestFetchManifestRefusesBadInput(t *testing.T) {
 		_, err := kubeadm.FetchManifest(n.ctx, n.h, u, nil)
 		paramsError(t, err, "URL")
 	}
-	_, err := kubeadm.FetchManifest(n.ctx, n.h, kubeadm.DefaultCalicoManifestURL, &kubeadm.ProxySettings{})
+	_, err := kubeadm.FetchManifest(n.ctx, n.h, kubeadm.DefaultCalicoManifestURL, &system.Proxy{})
 	paramsError(t, err, "Proxy.HTTPProxy")
 	if c := n.commands(); len(c) != 0 {
 		t.Fatalf("commands: %q", c)

@@ -15,6 +15,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // DefaultReadyTimeout bounds the wait for a node that joined to be
@@ -370,7 +371,7 @@ func (c *Hooks) run(ctx context.Context, hook lcm.Hook, op Op, work func(ctx con
 }
 
 // proxy returns the nodes' proxy settings, nil without a proxy.
-func (r *run) proxy() *ProxySettings {
+func (r *run) proxy() *system.Proxy {
 	direct := r.op.Extensions.NoProxy()
 	var masters []string
 	for _, m := range r.topo.Masters {

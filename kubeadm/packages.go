@@ -1,11 +1,8 @@
 package kubeadm
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -45,25 +42,6 @@ func KubernetesRepo(v Version) string {
 // "1.36.3-1.1" (the OBS build's "-1.1" revision).
 func PackageVersion(v Version) string { return string(v) + "-1.1" }
 
-// keyringScript downloads the repository key ($1) with curl and writes
-// it dearmored to $2 (mode 0644, through a temporary file in its
-// directory, so a failed download leaves no empty keyring that would
-// make the next run skip the key). A proxy URL for curl, if any, comes on
-// standard input, never in argv.
-const keyringScript = `set -eu
-umask 022
-IFS= read -r https_proxy || true
-if [ -n "$https_proxy" ]; then export https_proxy; else unset https_proxy; fi
-dir=${2%/*}
-mkdir -p -- "$dir"
-asc=$(mktemp -p "$dir" .kubernetes-key.XXXXXX)
-tmp=$(mktemp -p "$dir" .kubernetes-keyring.XXXXXX)
-trap 'rm -f -- "$asc" "$tmp"' EXIT
-curl -fsSL -o "$asc" "$1"
-gpg --dearmor < "$asc" > "$tmp"
-chmod 644 "$tmp"
-mv -f -- "$tmp" "$2"`
-
 // PackagesOptions configure [InstallKubernetes].
 type PackagesOptions struct {
 	// Version is the Kubernetes release: a minor ("1.36", the newest
@@ -74,20 +52,22 @@ type PackagesOptions struct {
 	// Proxy is the proxy curl fetches the repository key through, and
 	// the kubelet's; nil removes mgmtkit's kubelet proxy drop-in. apt
 	// uses [PrepareNode]'s apt proxy.
-	Proxy *ProxySettings
+	Proxy *system.Proxy
 }
 
 // InstallKubernetes installs kubeadm, kubelet and kubectl from
 // pkgs.k8s.io, as kubernetes.io's "Installing kubeadm" does, each part
 // only when needed:
 //
-//   - the repository key is fetched (`curl -fsSL KubernetesRepo/Release.key`,
-//     `gpg --dearmor`) only when [KubernetesKeyring] is missing;
-//   - [KubernetesSourcesList] names the repository of o.Version's minor;
-//   - the packages are installed, with cri-tools (pinned to [PackageVersion] for a patch
-//     release) and held (`apt-mark hold`), so that an upgrade of the
-//     node does not move Kubernetes under kubeadm (system.InstallPackages;
-//     holds checked with `apt-mark showhold`);
+//   - the repository of o.Version's minor, with its key
+//     (`curl -fsSL KubernetesRepo/Release.key`, `gpg --dearmor`, only when
+//     [KubernetesKeyring] is missing), named in [KubernetesSourcesList]
+//     (system.AddAptRepository, which runs `apt-get update` when either
+//     changed);
+//   - the packages are installed, with cri-tools (pinned to
+//     [PackageVersion] for a patch release) and held (`apt-mark hold`,
+//     pinned or not; cri-tools is not), so that an upgrade of the node
+//     does not move Kubernetes under kubeadm (system.InstallPackages);
 //   - the kubelet is enabled, with o.Proxy in a root-only environment
 //     file. It is not started: it runs once kubeadm init or join has
 //     configured it (kubeadm's kubelet-start phase restarts it); if it
@@ -107,44 +87,19 @@ func InstallKubernetes(ctx context.Context, h remote.Host, o PackagesOptions) (l
 	} else {
 		version = canonical
 	}
-	probs = append(probs, o.Proxy.check("Proxy")...)
+	probs = append(probs, o.Proxy.Check("Proxy")...)
 	if probs != nil {
 		return lcm.Unchanged, &lcm.ParamsError{Problems: probs}
 	}
-	files, err := remote.ReadFiles(ctx, h, []string{KubernetesKeyring, KubernetesSourcesList}, remote.FileOptions{Sudo: true})
+	repo, err := system.AddAptRepository(ctx, h, system.AptRepositoryOptions{
+		SourcesFile: KubernetesSourcesList, URI: KubernetesRepo(version), Suite: "/",
+		Keyring: KubernetesKeyring, KeyURL: KubernetesRepo(version) + "Release.key", Proxy: o.Proxy,
+		Comment: "Kubernetes " + string(version.Minor()) + " packages.",
+	})
+	res := repo
 	if err != nil {
-		return lcm.Unchanged, stepErr(h, "reading the Kubernetes repository's files", err)
+		return res, stepErr(h, "the Kubernetes package repository", err)
 	}
-	res := lcm.Unchanged
-	if len(files[KubernetesKeyring]) == 0 {
-		var stdin string
-		if o.Proxy != nil {
-			if u := o.Proxy.HTTPSProxy; !u.IsZero() {
-				stdin = u.Reveal() + "\n"
-			} else {
-				stdin = o.Proxy.HTTPProxy.Reveal() + "\n"
-			}
-		}
-		cmd := remote.Cmd{
-			Args:  []string{"sh", "-c", keyringScript, "mgmtkit-kubernetes-key", KubernetesRepo(version) + "Release.key", KubernetesKeyring},
-			Stdin: strings.NewReader(stdin), Sudo: true, Idempotent: true,
-		}
-		if o.Proxy != nil {
-			cmd.Secrets = []remote.Secret{o.Proxy.HTTPProxy, o.Proxy.HTTPSProxy}
-		}
-		if _, err := h.Run(ctx, cmd); err != nil {
-			return res, stepErr(h, "fetching the Kubernetes repository's key", err)
-		}
-		res = res.And(lcm.Changed("wrote " + KubernetesKeyring))
-	}
-	list := []byte("# Managed by mgmtkit: Kubernetes " + string(version.Minor()) + " packages.\ndeb [signed-by=" + KubernetesKeyring + "] " + KubernetesRepo(version) + " /\n")
-	if !bytes.Equal(files[KubernetesSourcesList], list) {
-		if _, err := h.WriteFile(ctx, KubernetesSourcesList, bytes.NewReader(list), remote.FileOptions{Mode: 0o644, Owner: "root", Group: "root", Sudo: true}); err != nil {
-			return res, stepErr(h, "writing "+KubernetesSourcesList, err)
-		}
-		res = res.And(lcm.Changed("wrote " + KubernetesSourcesList))
-	}
-
 	pkgs := kubernetesPackages()
 	if version.IsPatch() {
 		for i := range pkgs {
@@ -152,27 +107,10 @@ func InstallKubernetes(ctx context.Context, h remote.Host, o PackagesOptions) (l
 		}
 	}
 	pkgs = append(pkgs, "cri-tools")
-	r, err := system.InstallPackages(ctx, h, system.PackagesOptions{Packages: pkgs})
+	r, err := system.InstallPackages(ctx, h, system.PackagesOptions{Packages: pkgs, Hold: kubernetesPackages(), SkipUpdate: repo.Changed})
 	res = res.And(r)
 	if err != nil {
 		return res, stepErr(h, "installing kubeadm, kubelet and kubectl", err)
-	}
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"apt-mark", "showhold"}, Idempotent: true})
-	if err != nil {
-		return res, stepErr(h, "apt-mark showhold", err)
-	}
-	held := strings.Fields(string(out.Stdout))
-	var hold []string
-	for _, p := range kubernetesPackages() {
-		if !slices.Contains(held, p) {
-			hold = append(hold, p)
-		}
-	}
-	if hold != nil {
-		if _, err := h.Run(ctx, remote.Cmd{Args: append([]string{"apt-mark", "hold"}, hold...), Sudo: true, Idempotent: true}); err != nil {
-			return res, stepErr(h, "apt-mark hold", err)
-		}
-		res = res.And(lcm.Changed("held " + strings.Join(hold, ", ")))
 	}
 	r, err = kubeletUnit(ctx, h, o.Proxy)
 	res = res.And(r)
@@ -188,7 +126,7 @@ func InstallKubernetes(ctx context.Context, h remote.Host, o PackagesOptions) (l
 // running kubelet whose drop-ins changed is restarted, also when the
 // change was made by a run that failed before the restart (the unit's
 // restart marker).
-func kubeletUnit(ctx context.Context, h remote.Host, p *ProxySettings) (lcm.Result, error) {
+func kubeletUnit(ctx context.Context, h remote.Host, p *system.Proxy) (lcm.Result, error) {
 	files, absent := proxyUnitFiles("kubelet", p)
 	return system.ConfigureUnit(ctx, h, system.UnitOptions{Unit: "kubelet", Files: files, Absent: absent, Mode: 0o600, NoStart: true})
 }

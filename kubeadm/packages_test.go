@@ -12,6 +12,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // k8sRepoCloud is a cloud whose catalog has pkgs.k8s.io's v1.36
@@ -44,10 +45,10 @@ func TestInstallKubernetesPinnedThroughAProxy(t *testing.T) {
 	n := newSimNode(t, k8sRepoCloud())
 	n.cloud.SetDirectInternet(false)
 	proxy := n.cloud.AddProxy("10.10.0.1", 3128, containers.ProxyOptions{Username: "user", Password: "s3cr3t-pw"})
-	settings := &kubeadm.ProxySettings{
+	settings := &system.Proxy{
 		HTTPProxy:  remote.NewSecret("http://user:s3cr3t-pw@10.10.0.1:3128"),
 		HTTPSProxy: remote.NewSecret("http://user:s3cr3t-pw@10.10.0.1:3128"),
-		NoProxy:    []string{"localhost", "127.0.0.1"},
+		NoProxy:    "localhost,127.0.0.1",
 	}
 	if _, err := kubeadm.InstallKubernetes(n.ctx, n.ssh, kubeadm.PackagesOptions{}); err == nil {
 		t.Fatal("no proxy, yet the key was fetched: the test proves nothing")
@@ -133,7 +134,7 @@ func TestInstallKubernetesFailsWithCurlsMessage(t *testing.T) {
 		t.Errorf("temporary files left: %v", ents)
 	}
 	n.commands()
-	_, err = kubeadm.InstallKubernetes(n.ctx, n.ssh, kubeadm.PackagesOptions{Version: "1.23", Proxy: &kubeadm.ProxySettings{}})
+	_, err = kubeadm.InstallKubernetes(n.ctx, n.ssh, kubeadm.PackagesOptions{Version: "1.23", Proxy: &system.Proxy{}})
 	var pe *lcm.ParamsError
 	if !errors.As(err, &pe) || len(pe.Problems) != 2 {
 		t.Errorf("got %v, want two problems", err)

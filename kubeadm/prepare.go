@@ -5,12 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/netip"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
 
@@ -22,7 +19,8 @@ import (
 // Files and names [PrepareNode] owns on a node.
 const (
 	// AptProxyFile is apt's proxy configuration (apt.conf(5)): the
-	// Acquire::http::Proxy and Acquire::https::Proxy of [ProxySettings].
+	// Acquire::http::Proxy and Acquire::https::Proxy of the nodes' proxy
+	// ([system.SetAptProxy]).
 	AptProxyFile = "/etc/apt/apt.conf.d/95mgmtkit-proxy"
 	// FstabFile is the file system table whose swap lines PrepareNode
 	// comments out (fstab(5)).
@@ -37,10 +35,9 @@ const (
 )
 
 // CloudHostsTemplate is cloud-init's template of /etc/hosts on Ubuntu
-// (osfamily debian): with manage_etc_hosts true, cloud-init renders
-// /etc/hosts from it at every boot (cloudinit/config/cc_update_etc_hosts.py),
-// so PrepareNode writes the cluster's block there too when it exists.
-const CloudHostsTemplate = "/etc/cloud/templates/hosts.debian.tmpl"
+// ([system.CloudHostsTemplate]), which [PrepareNode] and [UpdateHosts]
+// keep in step with /etc/hosts where it exists.
+const CloudHostsTemplate = system.CloudHostsTemplate
 
 // CloudPreserveHostname is the cloud-init configuration PrepareNode
 // writes where cloud-init is installed (/etc/cloud/cloud.cfg or
@@ -81,21 +78,9 @@ func k8sSysctls() map[string]string {
 	}
 }
 
-// ProxySettings is the HTTP proxy a node reaches package repositories
-// and public images through, as apt, containerd and the kubelet are
-// given it. The URLs may carry user:password, so they are secrets: they
-// go only into root-only files.
-type ProxySettings struct {
-	// HTTPProxy and HTTPSProxy are http_proxy and https_proxy: http://
-	// or https:// URLs. At least one is set.
-	HTTPProxy, HTTPSProxy remote.Secret
-	// NoProxy is no_proxy: hosts, domains, addresses and CIDRs reached
-	// directly.
-	NoProxy []string
-}
-
-// ProxyFor returns the proxy settings of a cluster's nodes, or nil when
-// p has no proxy. NoProxy holds what the reference's driver puts there
+// ProxyFor returns the proxy of a cluster's nodes, as apt, containerd
+// and the kubelet are given it, or nil when p has no proxy: p's URLs and
+// a no_proxy that holds what the reference's driver puts there
 // (tacker kubernetes_mgmt.py: localhost, 127.0.0.1, the cluster's
 // address, the pod and Service CIDRs, the nodes' network and the user's
 // no_proxy) and more, each once and in this order: localhost, 127.0.0.1,
@@ -111,17 +96,17 @@ type ProxySettings struct {
 // kubeadm) match addresses against, and lists the node addresses
 // themselves for the programs that match only names and addresses (curl
 // before 7.86, wget).
-func ProxyFor(p ClusterParams, nodeAddrs []string, endpointHost string, registries []string) *ProxySettings {
+func ProxyFor(p ClusterParams, nodeAddrs []string, endpointHost string, registries []string) *system.Proxy {
 	if p.Proxy == nil || (p.Proxy.HTTPProxy.IsZero() && p.Proxy.HTTPSProxy.IsZero()) {
 		return nil
 	}
-	s := &ProxySettings{HTTPProxy: p.Proxy.HTTPProxy, HTTPSProxy: p.Proxy.HTTPSProxy}
+	var noProxy []string
 	seen := map[string]bool{}
 	add := func(e string) {
 		e = strings.TrimSpace(e)
 		if e != "" && !seen[e] {
 			seen[e] = true
-			s.NoProxy = append(s.NoProxy, e)
+			noProxy = append(noProxy, e)
 		}
 	}
 	add("localhost")
@@ -156,7 +141,7 @@ func ProxyFor(p ClusterParams, nodeAddrs []string, endpointHost string, registri
 	for _, e := range p.Proxy.NoProxyEntries() {
 		add(e)
 	}
-	return s
+	return &system.Proxy{HTTPProxy: p.Proxy.HTTPProxy, HTTPSProxy: p.Proxy.HTTPSProxy, NoProxy: strings.Join(noProxy, ",")}
 }
 
 // hostOnly returns the host of "host:port", "[v6]:port" or a bare host
@@ -168,44 +153,6 @@ func hostOnly(s string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
 }
 
-// check returns the problems of s under path: a URL that is not http(s)
-// or holds a character that would break out of a configuration value,
-// a no_proxy entry with a separator or a quote in it. Messages never
-// quote a URL: it may hold a password.
-func (s *ProxySettings) check(path string) []lcm.Problem {
-	if s == nil {
-		return nil
-	}
-	var probs []lcm.Problem
-	add := func(p, msg string) { probs = append(probs, lcm.Problem{Path: path + "." + p, Message: msg}) }
-	if s.HTTPProxy.IsZero() && s.HTTPSProxy.IsZero() {
-		add("HTTPProxy", "is required when HTTPSProxy is not given (a nil *ProxySettings means no proxy)")
-	}
-	for _, f := range []struct {
-		name string
-		url  remote.Secret
-	}{{"HTTPProxy", s.HTTPProxy}, {"HTTPSProxy", s.HTTPSProxy}} {
-		if f.url.IsZero() {
-			continue
-		}
-		v := f.url.Reveal()
-		if strings.ContainsFunc(v, unsafeValueRune) {
-			add(f.name, "must not contain quotes, backslashes, white space, control characters, \"$\" or \"`\"")
-			continue
-		}
-		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			add(f.name, "must be an http:// or https:// URL with a host")
-		}
-	}
-	for i, e := range s.NoProxy {
-		if e == "" || strings.ContainsFunc(e, unsafeValueRune) || strings.Contains(e, ",") {
-			add("NoProxy["+strconv.Itoa(i)+"]", fmt.Sprintf("%q is not a no_proxy entry (a host, domain, address or CIDR without commas, quotes or spaces)", e))
-		}
-	}
-	return probs
-}
-
 // unsafeValueRune reports the characters a value written into apt.conf
 // or a systemd environment file must not hold: they would end or
 // escape the value.
@@ -213,68 +160,11 @@ func unsafeValueRune(r rune) bool {
 	return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("\"'\\$`;", r)
 }
 
-// hasCredentials reports whether a proxy URL holds user information.
-func hasCredentials(s *ProxySettings) bool {
-	for _, v := range []remote.Secret{s.HTTPProxy, s.HTTPSProxy} {
-		if u, err := url.Parse(v.Reveal()); err == nil && u.User != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// aptProxyConf renders [AptProxyFile] (apt.conf(5) syntax; apt's http
-// and https methods read Acquire::http::Proxy and Acquire::https::Proxy,
-// apt-transport-http(1), apt-transport-https(1)). apt has no no_proxy:
-// it goes to pkgs.k8s.io and the Ubuntu archive, both outside.
-func aptProxyConf(s *ProxySettings) []byte {
-	var b bytes.Buffer
-	b.WriteString("// Managed by mgmtkit: the proxy apt reaches package repositories through.\n")
-	if !s.HTTPProxy.IsZero() {
-		fmt.Fprintf(&b, "Acquire::http::Proxy \"%s\";\n", s.HTTPProxy.Reveal())
-	}
-	if !s.HTTPSProxy.IsZero() {
-		fmt.Fprintf(&b, "Acquire::https::Proxy \"%s\";\n", s.HTTPSProxy.Reveal())
-	}
-	return b.Bytes()
-}
-
-// proxyEnv renders a systemd environment file (systemd.exec(5),
-// EnvironmentFile=) with both spellings of each variable: Go's
-// net/http reads the upper case ones first (golang.org/x/net/http/httpproxy
-// FromEnvironment), curl only lower case http_proxy.
-func proxyEnv(s *ProxySettings) string {
-	var b strings.Builder
-	b.WriteString("# Managed by mgmtkit: the HTTP proxy of this unit.\n")
-	line := func(name, v string) {
-		fmt.Fprintf(&b, "%s=%s\n%s=%s\n", strings.ToUpper(name), v, name, v)
-	}
-	if !s.HTTPProxy.IsZero() {
-		line("http_proxy", s.HTTPProxy.Reveal())
-	}
-	if !s.HTTPSProxy.IsZero() {
-		line("https_proxy", s.HTTPSProxy.Reveal())
-	}
-	if len(s.NoProxy) > 0 {
-		line("no_proxy", strings.Join(s.NoProxy, ","))
-	}
-	return b.String()
-}
-
 // proxyUnitFiles returns the drop-in and environment file that give unit
-// the proxy (nil s: both absent). The environment file is written 0600
-// by root: systemd.exec(5) warns that Environment= values are visible to
-// every user over D-Bus, EnvironmentFile= contents are not.
-func proxyUnitFiles(unit string, s *ProxySettings) (files map[string]string, absent []string) {
-	dir := system.UnitDir + "/" + unit + ".service.d/"
-	dropIn, env := dir+"mgmtkit-proxy.conf", dir+"mgmtkit-proxy.env"
-	if s == nil {
-		return nil, []string{dropIn, env}
-	}
-	return map[string]string{
-		dropIn: "# Managed by mgmtkit: the HTTP proxy, from a root-only file.\n[Service]\nEnvironmentFile=" + env + "\n",
-		env:    proxyEnv(s),
-	}, nil
+// the proxy (nil s: both absent), written 0600 by root
+// ([system.ProxyUnitFiles]).
+func proxyUnitFiles(unit string, s *system.Proxy) (files map[string]string, absent []string) {
+	return system.ProxyUnitFiles(unit, s)
 }
 
 // NodeOptions configure [PrepareNode].
@@ -285,12 +175,12 @@ type NodeOptions struct {
 	// Hosts are the lines of the cluster's block of /etc/hosts (every
 	// node's address and name); none removes the block.
 	Hosts []system.HostsEntry
-	// Proxy is the HTTP proxy apt goes through; nil removes mgmtkit's
-	// apt proxy file (converging to no proxy).
-	Proxy *ProxySettings
+	// Proxy is the HTTP proxy apt goes through ([ProxyFor]); nil removes
+	// mgmtkit's apt proxy file (converging to no proxy).
+	Proxy *system.Proxy
 	// HostsFiles are further files to hold the block (see
 	// system.HostsOptions.Files); [system.HostsFile] is always edited, and
-	// [CloudHostsTemplate] when it exists.
+	// [CloudHostsTemplate] when it exists ([system.SetHostsBlock]).
 	HostsFiles []string
 }
 
@@ -323,30 +213,30 @@ func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result,
 	if o.Name == "" || len(o.Name) > 63 || !lcm.IsDNSName(o.Name) || strings.Contains(o.Name, ".") {
 		probs = append(probs, lcm.Problem{Path: "Name", Message: fmt.Sprintf("%q is not a node name (one RFC 1123 label: letters, digits and inner hyphens, 1 to 63 characters; see NodeName)", o.Name)})
 	}
-	probs = append(probs, o.Proxy.check("Proxy")...)
+	probs = append(probs, o.Proxy.Check("Proxy")...)
 	if probs != nil {
 		return lcm.Unchanged, &lcm.ParamsError{Problems: probs}
 	}
 	// SetHostsBlock validates its entries before it runs anything, so it
 	// goes first: a bad entry is a ParamsError with no command run.
-	res, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: o.Hosts, Files: append([]string{system.HostsFile}, o.HostsFiles...)})
+	hostsFiles := []string{system.HostsFile}
+	for _, f := range o.HostsFiles {
+		if !slices.Contains(hostsFiles, f) {
+			hostsFiles = append(hostsFiles, f)
+		}
+	}
+	res, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: o.Hosts, Files: hostsFiles})
 	if err != nil {
 		return res, stepErr(h, "the cluster's /etc/hosts block", hostsProblems(err))
 	}
 	files, err := remote.ReadFiles(ctx, h, []string{swapsFile, FstabFile, CloudHostsTemplate, cloudConfig, CloudPreserveHostname}, remote.FileOptions{Sudo: true})
 	if err != nil {
-		return res, stepErr(h, "reading swap, fstab and cloud-init's hosts template", err)
+		return res, stepErr(h, "reading swap, fstab and cloud-init's files", err)
 	}
 	steps := []struct {
 		what string
 		run  func() (lcm.Result, error)
 	}{
-		{"cloud-init's hosts template", func() (lcm.Result, error) {
-			if _, ok := files[CloudHostsTemplate]; !ok || slices.Contains(o.HostsFiles, CloudHostsTemplate) {
-				return lcm.Unchanged, nil
-			}
-			return system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: o.Hosts, Files: []string{CloudHostsTemplate}})
-		}},
 		{"the host name", func() (lcm.Result, error) { return system.SetHostname(ctx, h, o.Name) }},
 		{"cloud-init's preserve_hostname", func() (lcm.Result, error) {
 			want := []byte("# Managed by mgmtkit: the host name is the Kubernetes node name.\npreserve_hostname: true\n")
@@ -367,7 +257,9 @@ func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result,
 		{"kernel parameters", func() (lcm.Result, error) {
 			return system.ApplySysctls(ctx, h, system.SysctlOptions{Name: "90-" + KernelConfigName, Settings: k8sSysctls()})
 		}},
-		{"apt's proxy", func() (lcm.Result, error) { return aptProxy(ctx, h, o.Proxy) }},
+		{"apt's proxy", func() (lcm.Result, error) {
+			return system.SetAptProxy(ctx, h, system.AptProxyOptions{File: AptProxyFile, Proxy: o.Proxy})
+		}},
 	}
 	for _, s := range steps {
 		r, err := s.run()
@@ -384,23 +276,12 @@ func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result,
 // nothing else: the step that tells the other nodes that one joined or
 // left (scale-out, scale-in, heal), where [PrepareNode] prepares a new
 // one. Entries are validated before anything runs (an
-// *lcm.ParamsError); a converged node costs three commands (two
-// without cloud-init).
+// *lcm.ParamsError); a converged node costs one command
+// ([system.SetHostsBlock]).
 func UpdateHosts(ctx context.Context, h remote.Host, entries []system.HostsEntry) (lcm.Result, error) {
 	res, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: entries})
 	if err != nil {
 		return res, stepErr(h, "the cluster's /etc/hosts block", hostsProblems(err))
-	}
-	files, err := remote.ReadFiles(ctx, h, []string{CloudHostsTemplate}, remote.FileOptions{Sudo: true})
-	if err != nil {
-		return res, stepErr(h, "reading "+CloudHostsTemplate, err)
-	}
-	if _, ok := files[CloudHostsTemplate]; ok {
-		r, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: entries, Files: []string{CloudHostsTemplate}})
-		res = res.And(r)
-		if err != nil {
-			return res, stepErr(h, CloudHostsTemplate, err)
-		}
 	}
 	return res, nil
 }
@@ -478,24 +359,4 @@ func commentSwap(fstab []byte) ([]byte, int) {
 		}
 	}
 	return bytes.Join(lines, nil), n
-}
-
-// aptProxy writes or removes [AptProxyFile].
-func aptProxy(ctx context.Context, h remote.Host, s *ProxySettings) (lcm.Result, error) {
-	if s == nil {
-		existed, err := remote.RemoveFiles(ctx, h, []string{AptProxyFile}, nil, remote.FileOptions{Sudo: true})
-		if err != nil || !existed[0] {
-			return lcm.Unchanged, err
-		}
-		return lcm.Changed("removed " + AptProxyFile), nil
-	}
-	mode := fs.FileMode(0o644)
-	if hasCredentials(s) {
-		mode = 0o600
-	}
-	changed, err := h.WriteFile(ctx, AptProxyFile, bytes.NewReader(aptProxyConf(s)), remote.FileOptions{Mode: mode, Owner: "root", Group: "root", Sudo: true})
-	if err != nil || !changed {
-		return lcm.Unchanged, err
-	}
-	return lcm.Changed("wrote " + AptProxyFile), nil
 }

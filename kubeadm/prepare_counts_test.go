@@ -22,18 +22,18 @@ func TestNodeStepsConvergedCommandCounts(t *testing.T) {
 		want int
 		run  func() (lcm.Result, error)
 	}{
-		{"PrepareNode", 9, func() (lcm.Result, error) {
+		{"PrepareNode", 8, func() (lcm.Result, error) {
 			return kubeadm.PrepareNode(n.ctx, n.ssh, kubeadm.NodeOptions{Name: name, Hosts: kubeadm.ClusterHosts([]string{n.host.NICAddress}, nil), Proxy: proxyWithPassword})
 		}},
 		{"InstallContainerd", 3, func() (lcm.Result, error) {
 			return kubeadm.InstallContainerd(n.ctx, n.ssh, kubeadm.RuntimeOptions{Proxy: proxyWithPassword})
 		}},
-		{"InstallKubernetes", 4, func() (lcm.Result, error) {
+		{"InstallKubernetes", 3, func() (lcm.Result, error) {
 			return kubeadm.InstallKubernetes(n.ctx, n.ssh, kubeadm.PackagesOptions{Version: "1.36.2", Proxy: proxyWithPassword})
 		}},
 		{"ConfigureHAProxy", 2, func() (lcm.Result, error) { return kubeadm.ConfigureHAProxy(n.ctx, n.ssh, lb) }},
 		{"ConfigureKeepalived", 2, func() (lcm.Result, error) { return kubeadm.ConfigureKeepalived(n.ctx, n.ssh, lb) }},
-		{"UpdateHosts", 3, func() (lcm.Result, error) {
+		{"UpdateHosts", 1, func() (lcm.Result, error) {
 			return kubeadm.UpdateHosts(n.ctx, n.ssh, kubeadm.ClusterHosts([]string{n.host.NICAddress}, nil))
 		}},
 		{"ResetNode", 2, func() (lcm.Result, error) { return kubeadm.ResetNode(n.ctx, n.ssh) }},

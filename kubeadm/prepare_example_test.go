@@ -35,7 +35,7 @@ func ExampleProxyFor() {
 	s := kubeadm.ProxyFor(p, append(masters, "10.0.0.12"), "10.0.0.100", []string{"registry.example.com:5000"})
 	fmt.Println(s.HTTPSProxy, s.NoProxy)
 	// Output:
-	// [REDACTED] [localhost 127.0.0.1 ::1 10.0.0.5 10.0.0.6 10.0.0.7 10.0.0.12 10.0.0.100 10.0.0.0/24 192.168.0.0/16 10.96.0.0/12 registry.example.com .example.com]
+	// [REDACTED] localhost,127.0.0.1,::1,10.0.0.5,10.0.0.6,10.0.0.7,10.0.0.12,10.0.0.100,10.0.0.0/24,192.168.0.0/16,10.96.0.0/12,registry.example.com,.example.com
 }
 
 // The per-node steps of a master of a three-master cluster, in the

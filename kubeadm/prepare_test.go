@@ -45,10 +45,10 @@ func (n *simNode) withSwap() *int {
 	return runs
 }
 
-var proxyWithPassword = &kubeadm.ProxySettings{
+var proxyWithPassword = &system.Proxy{
 	HTTPProxy:  remote.NewSecret("http://user:s3cr3t-pw@proxy.example.com:3128"),
 	HTTPSProxy: remote.NewSecret("http://user:s3cr3t-pw@proxy.example.com:3128"),
-	NoProxy:    []string{"localhost", "127.0.0.1", "10.0.0.0/24"},
+	NoProxy:    "localhost,127.0.0.1,10.0.0.0/24",
 }
 
 func TestPrepareNodeConvergesAndIsIdempotent(t *testing.T) {
@@ -124,7 +124,7 @@ func TestPrepareNodeConvergesAndIsIdempotent(t *testing.T) {
 
 	// A proxy without credentials is world-readable; none removes the
 	// file; fewer hosts shrink the block.
-	opts.Proxy = &kubeadm.ProxySettings{HTTPProxy: remote.NewSecret("http://proxy.example.com:3128")}
+	opts.Proxy = &system.Proxy{HTTPProxy: remote.NewSecret("http://proxy.example.com:3128")}
 	if _, err := kubeadm.PrepareNode(n.ctx, n.ssh, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -157,10 +157,10 @@ func TestPrepareNodeRefusesBadOptionsBeforeAnyCommand(t *testing.T) {
 		{"no name", kubeadm.NodeOptions{}, []string{"Name"}},
 		{"dotted name", kubeadm.NodeOptions{Name: "master.example.com"}, []string{"Name"}},
 		{"bad host entry", kubeadm.NodeOptions{Name: "master-1", Hosts: []system.HostsEntry{{IP: "10.0.0.256", Names: []string{"x"}}}}, []string{"Hosts[0].IP"}},
-		{"empty proxy", kubeadm.NodeOptions{Name: "master-1", Proxy: &kubeadm.ProxySettings{}}, []string{"Proxy.HTTPProxy"}},
-		{"proxy breaking out", kubeadm.NodeOptions{Name: "master-1", Proxy: &kubeadm.ProxySettings{
-			HTTPProxy: remote.NewSecret("http://p:1\";\nAPT::x \"y"), HTTPSProxy: remote.NewSecret("ftp://p"), NoProxy: []string{"a,b"}}},
-			[]string{"Proxy.HTTPProxy", "Proxy.HTTPSProxy", "Proxy.NoProxy[0]"}},
+		{"empty proxy", kubeadm.NodeOptions{Name: "master-1", Proxy: &system.Proxy{}}, []string{"Proxy.HTTPProxy"}},
+		{"proxy breaking out", kubeadm.NodeOptions{Name: "master-1", Proxy: &system.Proxy{
+			HTTPProxy: remote.NewSecret("http://p:1\";\nAPT::x \"y"), HTTPSProxy: remote.NewSecret("ftp://p"), NoProxy: "a,b c"}},
+			[]string{"Proxy.HTTPProxy", "Proxy.HTTPSProxy", "Proxy.NoProxy"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n.commands()
@@ -200,7 +200,7 @@ func TestProxyFor(t *testing.T) {
 	got := kubeadm.ProxyFor(p, []string{"10.0.0.5", "10.0.0.6", "10.0.0.12"}, "10.0.0.100:16443", []string{"registry.example.com:5000", "10.0.0.50:5000", "[fd00::50]:5000"})
 	want := []string{"localhost", "127.0.0.1", "::1", "10.0.0.5", "10.0.0.6", "10.0.0.12", "10.0.0.100", "10.0.0.0/24",
 		"192.168.0.0/16", "10.96.0.0/12", "registry.example.com", "10.0.0.50", "fd00::50", "example.com", ".internal"}
-	if !slices.Equal(got.NoProxy, want) {
+	if !slices.Equal(got.NoProxyEntries(), want) {
 		t.Errorf("NoProxy\n got %q\nwant %q", got.NoProxy, want)
 	}
 	if got.HTTPProxy.Reveal() != "http://proxy:3128" {
@@ -208,7 +208,7 @@ func TestProxyFor(t *testing.T) {
 	}
 	p.Proxy.K8sNodeCIDR = netip.MustParsePrefix("10.0.0.0/16")
 	got = kubeadm.ProxyFor(p, []string{"10.0.0.5"}, "10.0.0.5", nil)
-	if !slices.Contains(got.NoProxy, "10.0.0.0/16") || slices.Contains(got.NoProxy, "10.0.0.0/24") {
+	if !slices.Contains(got.NoProxyEntries(), "10.0.0.0/16") || slices.Contains(got.NoProxyEntries(), "10.0.0.0/24") {
 		t.Errorf("k8s_node_cidr not used: %q", got.NoProxy)
 	}
 }

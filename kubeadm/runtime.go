@@ -60,7 +60,7 @@ type RuntimeOptions struct {
 	Version Version
 	// Proxy is the proxy containerd pulls public images through; nil
 	// removes mgmtkit's proxy drop-in.
-	Proxy *ProxySettings
+	Proxy *system.Proxy
 	// Package is the package that brings containerd:
 	// [DefaultContainerdPackage] when empty; "containerd.io" on a node
 	// that has Docker's repository.
@@ -109,7 +109,7 @@ func InstallContainerd(ctx context.Context, h remote.Host, o RuntimeOptions) (lc
 	} else if _, msg := parseVersion(string(version)); msg != "" {
 		probs = append(probs, lcm.Problem{Path: "Version", Message: fmt.Sprintf("%s, got %q", msg, version)})
 	}
-	probs = append(probs, o.Proxy.check("Proxy")...)
+	probs = append(probs, o.Proxy.Check("Proxy")...)
 	if probs != nil {
 		return lcm.Unchanged, &lcm.ParamsError{Problems: probs}
 	}

@@ -158,7 +158,7 @@ func TestInstallContainerdRefusesWhatItCannotEdit(t *testing.T) {
 		})
 	}
 	n.commands()
-	_, err := kubeadm.InstallContainerd(n.ctx, n.ssh, kubeadm.RuntimeOptions{Version: "1.2", Package: "docker", Proxy: &kubeadm.ProxySettings{}})
+	_, err := kubeadm.InstallContainerd(n.ctx, n.ssh, kubeadm.RuntimeOptions{Version: "1.2", Package: "docker", Proxy: &system.Proxy{}})
 	if pe, ok := err.(*lcm.ParamsError); !ok || len(pe.Problems) != 3 {
 		t.Errorf("got %v, want 3 problems", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // DefaultScriptTimeout bounds one run of the install script: the
@@ -54,7 +55,7 @@ type ScriptOptions struct {
 	// script puts between its brackets in daemon.json.
 	HTTPRegistries []string
 	// Proxy sets http_proxy, https_proxy and no_proxy; nil sets none.
-	Proxy *ProxySettings
+	Proxy *system.Proxy
 	// SecretFlags passes Token and CertificateKey as the script's -t and
 	// -k flags, for the reference's unchanged script. They then are in
 	// the script's argv on the node, for as long as it runs (not in the
@@ -132,7 +133,7 @@ func (o ScriptOptions) check(pkg *lcm.Package) []lcm.Problem {
 			add("HTTPRegistries["+strconv.Itoa(i)+"]", "%q is not a registry host[:port]", r)
 		}
 	}
-	probs = append(probs, o.Proxy.check("Proxy")...)
+	probs = append(probs, o.Proxy.Check("Proxy")...)
 	return probs
 }
 
@@ -252,7 +253,7 @@ func RunInstallScript(ctx context.Context, h remote.Host, pkg *lcm.Package, o Sc
 	var stdin strings.Builder
 	secrets := []remote.Secret{o.Token, o.CertificateKey}
 	if p := o.Proxy; p != nil {
-		stdin.WriteString(p.HTTPProxy.Reveal() + "\n" + p.HTTPSProxy.Reveal() + "\n" + strings.Join(p.NoProxy, ",") + "\n")
+		stdin.WriteString(p.HTTPProxy.Reveal() + "\n" + p.HTTPSProxy.Reveal() + "\n" + p.NoProxy + "\n")
 		secrets = append(secrets, p.HTTPProxy, p.HTTPSProxy)
 	} else {
 		stdin.WriteString("\n\n\n")

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mgmtkit/mgmtkit/registry"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // renderScript renders a cloud-init template with cloud-init's own
@@ -39,11 +41,55 @@ func (e *env) checkHostsTemplate(t *testing.T) {
 	}
 	hosts := string(out)
 	for _, r := range e.registries() {
-		if want := "127.0.0.1 " + r.host; !strings.Contains(hosts, "\n"+want+"\n") {
+		// system.SetHostsBlock writes "IP<TAB>NAMES" (hosts(5): blanks or
+		// tabs between fields).
+		if want := "127.0.0.1\t" + r.host; !strings.Contains(hosts, "\n"+want+"\n") {
 			t.Errorf("the rendered /etc/hosts lacks %q:\n%s", want, hosts)
 		}
 	}
 	if !strings.Contains(hosts, "127.0.1.1 node-1.example.com node-1") {
 		t.Errorf("the rendered /etc/hosts lost the template's own lines:\n%s", hosts)
+	}
+}
+
+// TestCloudInitRendersSystemHostsBlock renders, with the real
+// cloud-init's renderer, this machine's own hosts template after
+// system.PlanHostsBlock has added a block to it (an IPv4 and an IPv6
+// line, an address with two names): the template header stays first, and
+// the /etc/hosts cloud-init would write at boot holds every line of the
+// block as written and the template's own lines. It needs only
+// /usr/bin/python3 with Debian's cloudinit package, not the rest of the
+// suite's machine.
+func TestCloudInitRendersSystemHostsBlock(t *testing.T) {
+	tmpl, err := os.ReadFile(system.CloudHostsTemplate)
+	if err != nil {
+		t.Skipf("no cloud-init hosts template here: %v", err)
+	}
+	if err := exec.Command("/usr/bin/python3", "-c", "import cloudinit.templater").Run(); err != nil {
+		t.Skipf("no cloud-init Python package here: %v", err)
+	}
+	opts := system.HostsOptions{Block: "mgmtkit-k8s", Entries: []system.HostsEntry{
+		{IP: "10.0.0.5", Names: []string{"master-10-0-0-5", "k8s-api.example.com"}},
+		{IP: "fd00::12", Names: []string{"worker-fd00--12"}},
+	}}
+	writes, err := system.PlanHostsBlock(map[string][]byte{system.CloudHostsTemplate: tmpl}, system.HostsOptions{Block: opts.Block, Entries: opts.Entries, Files: []string{system.CloudHostsTemplate}})
+	if err != nil || len(writes) != 1 {
+		t.Fatalf("%d writes, %v", len(writes), err)
+	}
+	if !bytes.HasPrefix(writes[0].Content, []byte("## template:jinja")) {
+		t.Errorf("the template no longer starts with its header:\n%s", writes[0].Content)
+	}
+	file := filepath.Join(t.TempDir(), "hosts.debian.tmpl")
+	if err := os.WriteFile(file, writes[0].Content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("/usr/bin/python3", "-c", renderScript, file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cloud-init's renderer: %v\n%s", err, out)
+	}
+	for _, want := range []string{"10.0.0.5\tmaster-10-0-0-5 k8s-api.example.com", "fd00::12\tworker-fd00--12", "127.0.1.1 node-1.example.com node-1"} {
+		if !strings.Contains(string(out), "\n"+want+"\n") {
+			t.Errorf("the rendered /etc/hosts lacks %q:\n%s", want, out)
+		}
 	}
 }

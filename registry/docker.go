@@ -31,9 +31,10 @@ const (
 	// Docker, which needs no third-party repository or signing key.
 	DockerPackage = "docker.io"
 	// ProxyDropIn is the systemd drop-in InstallDocker owns: it names
-	// ProxyEnvFile in EnvironmentFile=.
+	// ProxyEnvFile in EnvironmentFile= ([system.ProxyUnitFiles]).
 	ProxyDropIn = "/etc/systemd/system/docker.service.d/mgmtkit-proxy.conf"
-	// ProxyEnvFile holds Docker's proxy variables, root-only (0600). The
+	// ProxyEnvFile holds Docker's proxy variables ([system.Proxy.EnvFile]),
+	// root-only (0600). The
 	// URLs may carry a password: in Environment= they would be shown to
 	// every local user by `systemctl show docker -p Environment`
 	// (systemd.exec(5)); the variables of an environment file are not.
@@ -82,11 +83,7 @@ func InstallDocker(ctx context.Context, h remote.Host, opts DockerOptions) (lcm.
 	}
 	// Root-only, since the proxy URLs may hold credentials.
 	unit := system.UnitOptions{Unit: "docker", Mode: 0o600}
-	if opts.Proxy != nil {
-		unit.Files = map[string]string{ProxyDropIn: proxyDropIn, ProxyEnvFile: proxyEnv(opts.Proxy)}
-	} else {
-		unit.Absent = []string{ProxyDropIn, ProxyEnvFile}
-	}
+	unit.Files, unit.Absent = system.ProxyUnitFiles("docker", opts.Proxy)
 	r, err := system.ConfigureUnit(ctx, h, unit)
 	res = res.And(r)
 	if err != nil {
@@ -104,28 +101,6 @@ func result(did []string) lcm.Result {
 		return lcm.Unchanged
 	}
 	return lcm.Changed(strings.Join(did, "; "))
-}
-
-// proxyDropIn is the drop-in that gives Docker its proxy, from
-// ProxyEnvFile.
-const proxyDropIn = "# Managed by mgmtkit: Docker's proxy, from a root-only file.\n[Service]\nEnvironmentFile=" + ProxyEnvFile + "\n"
-
-// proxyEnv renders ProxyEnvFile: KEY=VALUE lines (systemd.exec(5),
-// EnvironmentFile=). Values were validated to hold no quotes,
-// backslashes, white space or '$', so none needs quoting; systemd does not
-// expand specifiers ('%') in an environment file.
-func proxyEnv(p *system.Proxy) string {
-	var b strings.Builder
-	b.WriteString("# Managed by mgmtkit: Docker's proxy.\n")
-	env := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(&b, "%s=%s\n", k, v)
-		}
-	}
-	env("HTTP_PROXY", p.HTTPProxy.Reveal())
-	env("HTTPS_PROXY", p.HTTPSProxy.Reveal())
-	env("NO_PROXY", p.NoProxy)
-	return b.String()
 }
 
 // imageID returns the ID of a local image, or "" when it is absent.

@@ -13,6 +13,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/internal/posixsh"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/samples"
+	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // testPackage is a VNF package with the files the samples name, a file
@@ -190,11 +191,12 @@ func TestBadInstallParameters(t *testing.T) {
 	if p.Port() != 5001 {
 		t.Errorf("port %d", p.Port())
 	}
-	if got := proxyEnv(p.Proxy); !strings.Contains(got, "\nHTTP_PROXY=http://user1:pass%25word1@proxy:3128\n") || !strings.Contains(got, "\nNO_PROXY=localhost,10.0.0.0/8\n") || strings.Contains(got, "HTTPS_PROXY") {
+	files, _ := system.ProxyUnitFiles("docker", p.Proxy)
+	if got := files[ProxyEnvFile]; !strings.Contains(got, "\nHTTP_PROXY=http://user1:pass%25word1@proxy:3128\n") || !strings.Contains(got, "\nNO_PROXY=localhost,10.0.0.0/8\n") || strings.Contains(got, "HTTPS_PROXY") {
 		t.Errorf("environment file:\n%s", got)
 	}
-	if strings.Contains(proxyDropIn, "Environment=") || !strings.Contains(proxyDropIn, "\nEnvironmentFile="+ProxyEnvFile+"\n") {
-		t.Errorf("drop-in:\n%s", proxyDropIn)
+	if dropIn := files[ProxyDropIn]; strings.Contains(dropIn, "Environment=") || !strings.Contains(dropIn, "\nEnvironmentFile="+ProxyEnvFile+"\n") {
+		t.Errorf("drop-in:\n%s", dropIn)
 	}
 }
 

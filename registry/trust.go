@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"path"
 	"slices"
 	"strings"
@@ -335,41 +336,39 @@ func ConfigureRegistryTrust(ctx context.Context, h remote.Host, conns []Connecti
 }
 
 // HostsTemplate is cloud-init's template for /etc/hosts on Debian and
-// Ubuntu (their osfamily is debian), which ConfigureRegistryTrust also
-// writes when it exists.
-const HostsTemplate = "/etc/cloud/templates/hosts.debian.tmpl"
+// Ubuntu ([system.CloudHostsTemplate]), which ConfigureRegistryTrust
+// keeps in step with /etc/hosts when it exists.
+const HostsTemplate = system.CloudHostsTemplate
+
+// hostsOptions is the managed block of the connections' hosts_string
+// lines, one line per address with its names.
+func hostsOptions(conns []Connection) system.HostsOptions {
+	o := system.HostsOptions{Block: HostsBlock}
+	at := map[netip.Addr]int{}
+	for _, c := range conns {
+		if !c.hosts.IP.IsValid() {
+			continue
+		}
+		i, ok := at[c.hosts.IP]
+		if !ok {
+			i = len(o.Entries)
+			at[c.hosts.IP] = i
+			o.Entries = append(o.Entries, system.HostsEntry{IP: c.hosts.IP.String()})
+		}
+		if e := &o.Entries[i]; !slices.Contains(e.Names, c.hosts.Name) {
+			e.Names = append(e.Names, c.hosts.Name)
+		}
+	}
+	return o
+}
 
 // hosts puts the hosts_string lines into their managed block of
 // /etc/hosts and, when cloud-init's template exists, of [HostsTemplate]
-// too, keeping each file's mode and owner.
+// too, keeping each file's mode and owner ([system.PlanHostsBlock]).
 func (s *trustState) hosts(conns []Connection) error {
-	var lines []string
-	for _, c := range conns {
-		if l := c.hosts.String(); l != "" && !slices.Contains(lines, l) {
-			lines = append(lines, l)
-		}
-	}
-	if err := s.hostsBlock(HostsFile, lines, len(lines) > 0); err != nil {
-		return err
-	}
-	return s.hostsBlock(HostsTemplate, lines, false)
-}
-
-// hostsBlock makes the managed block of a hosts file hold lines; a
-// missing file is created only when create is set. The template's first
-// line ("## template:jinja") stays first: the block goes at the end, and
-// hosts lines hold nothing Jinja would interpret (an address and a name).
-func (s *trustState) hostsBlock(file string, lines []string, create bool) error {
-	current, exists := s.files[file]
-	if !exists && !create {
-		return nil
-	}
-	content, err := remote.ReplaceBlock(current, HostsBlock, lines)
-	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	s.writes = append(s.writes, remote.FileWrite{Path: file, Content: content, Options: remote.FileOptions{Sudo: true}})
-	return nil
+	writes, err := system.PlanHostsBlock(s.files, hostsOptions(conns))
+	s.writes = append(s.writes, writes...)
+	return err
 }
 
 // docker installs CAs and the merged daemon.json.
@@ -404,7 +403,7 @@ func (s *trustState) plan(ctx context.Context, given []system.Runtime, conns []C
 	// whose path does not depend on what it reads (so that a converged
 	// node needs no further command to say so), in one command that
 	// detects the runtimes too.
-	read := []string{HostsFile, HostsTemplate, TrustStateFile, KubeletAuthFile}
+	read := append(system.HostsBlockFiles(hostsOptions(conns)), TrustStateFile, KubeletAuthFile)
 	if may(system.Docker) {
 		read = append(read, DockerDaemonJSON)
 		if creds {

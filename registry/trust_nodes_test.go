@@ -85,7 +85,7 @@ func TestRegistryNamesSurviveCloudInitAtReboot(t *testing.T) {
 			// The template still renders: its header is first, the block
 			// last, and the rest as it was.
 			now, _ := n.host.FS().ReadFile(registry.HostsTemplate)
-			if !strings.HasPrefix(string(now), string(tmpl)) || !strings.HasSuffix(string(now), "# BEGIN mgmtkit private-registries\n"+conn.HostsString+"\n# END mgmtkit private-registries\n") {
+			if !strings.HasPrefix(string(now), string(tmpl)) || !strings.HasSuffix(string(now), "# BEGIN mgmtkit private-registries\n"+strings.Replace(conn.HostsString, " ", "\t", 1)+"\n# END mgmtkit private-registries\n") {
 				t.Errorf("template:\n%s", now)
 			}
 			if res, err := n.trust(conn); err != nil || res.Changed {

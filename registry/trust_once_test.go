@@ -63,7 +63,7 @@ func TestTheCAIsReadOnceByValidation(t *testing.T) {
 			t.Errorf("%s = %q, want the package's CA", f, got)
 		}
 	}
-	if !strings.Contains(w.read(registry.HostsFile), "\n192.168.0.20 registry.example.com\n") {
+	if !strings.Contains(w.read(registry.HostsFile), "\n192.168.0.20\tregistry.example.com\n") {
 		t.Errorf("/etc/hosts lacks the canonical line:\n%s", w.read(registry.HostsFile))
 	}
 	if got := w.pulls("registry.example.com/app:1")["registry.example.com/app:1"]; got != [2]bool{true, true} {
@@ -113,7 +113,7 @@ func TestAConnectionBuiltInGoIsCheckedBeforeAnythingRuns(t *testing.T) {
 	if _, _, err := w.run(conns...); err != nil {
 		t.Fatal(err)
 	}
-	if hosts := w.read(registry.HostsFile); !strings.Contains(hosts, "\n192.168.0.31 plain.example.com\n") || strings.Contains(hosts, "192.168.0.30") {
+	if hosts := w.read(registry.HostsFile); !strings.Contains(hosts, "\n192.168.0.31\tplain.example.com\n") || strings.Contains(hosts, "192.168.0.30") {
 		t.Errorf("/etc/hosts:\n%s", hosts)
 	}
 	if got := w.pulls("plain.example.com:5000/app:1")["plain.example.com:5000/app:1"]; got != [2]bool{true, true} {

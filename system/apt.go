@@ -26,11 +26,24 @@ type PackagesOptions struct {
 	// Packages are the packages to install, each "name" or, pinned,
 	// "name=version" (Debian policy syntax, checked before anything runs).
 	// An unpinned package is installed at the candidate version unless
-	// some version is installed already, and is never held. A pinned
-	// package is installed at exactly that version (up or down) and put
-	// on hold (apt-mark hold), so that an upgrade does not move it; one
-	// already at its version but not held is only held.
+	// some version is installed already, and is not held unless Hold
+	// names it. A pinned package is installed at exactly that version
+	// (up or down) and put on hold (apt-mark hold), so that an upgrade
+	// does not move it; one already at its version but not held is only
+	// held.
 	Packages []string
+	// Hold names packages of Packages to put on hold (apt-mark hold) even
+	// when they are unpinned, so that an upgrade of the host does not
+	// move them (kubeadm's fellow packages, installed at a minor
+	// release's newest patch). Whether a package is held is read from
+	// dpkg's selection state with the installed versions (dpkg-query's
+	// db:Status-Want "hold", which `apt-mark showhold` lists), so a held
+	// package costs no further command.
+	Hold []string
+	// SkipUpdate installs without `apt-get update` first, for a caller
+	// that has just updated apt's lists ([AddAptRepository] does when it
+	// changed something: its result says so).
+	SkipUpdate bool
 	// LockTimeout bounds the wait for the dpkg and apt locks, in whole
 	// seconds; [DefaultLockTimeout] when zero. apt-get waits for the dpkg
 	// lock itself (-o DPkg::Lock::Timeout, given what remains of
@@ -128,6 +141,11 @@ func parsePackages(opts PackagesOptions) ([]pkgSpec, error) {
 	if len(pkgs) == 0 {
 		probs.addf("Packages", "no package to install")
 	}
+	for i, name := range opts.Hold {
+		if !seen[name] {
+			probs.addf("Hold["+strconv.Itoa(i)+"]", "%q is not a package of Packages", name)
+		}
+	}
 	return out, probs.err()
 }
 
@@ -166,15 +184,16 @@ func installed(ctx context.Context, h remote.Host, specs []pkgSpec) (map[string]
 	return got, nil
 }
 
-// InstallPackages makes opts.Packages installed on h, pinned ones at their
-// version and on hold. It asks dpkg-query first, so a host that has them
+// InstallPackages makes opts.Packages installed on h, pinned ones (and
+// those of opts.Hold) at their version and on hold. It asks dpkg-query first, so a host that has them
 // all runs that one command and nothing else; `apt-get update` and
 // `apt-get install` (non-interactive: DEBIAN_FRONTEND=noninteractive,
 // -y) run only when a package is missing or at another version than its
-// pin, and `apt-mark hold` only for pinned packages not held yet. A held
+// pin (without the update when opts.SkipUpdate), and `apt-mark hold`
+// only for pinned packages and those of opts.Hold not held yet. A held
 // package whose pin changes is moved to the new version
 // (--allow-change-held-packages, --allow-downgrades: the caller asked for
-// that version) and stays held. Holds of unpinned packages are left as
+// that version) and stays held. Holds of other unpinned packages are left as
 // they are.
 //
 // Failures while the dpkg or apt lock is held are retried until
@@ -202,14 +221,16 @@ func InstallPackages(ctx context.Context, h remote.Host, opts PackagesOptions) (
 			changeHeld = changeHeld || st.held
 			moved = true
 		}
-		if s.version != "" && !st.held {
+		if (s.version != "" || slices.Contains(opts.Hold, s.name)) && !st.held {
 			hold = append(hold, s.name)
 		}
 	}
 	var did []string
 	if len(install) > 0 {
-		if err := a.run(ctx, "update", []string{"-q"}); err != nil {
-			return lcm.Unchanged, err
+		if !opts.SkipUpdate {
+			if err := a.run(ctx, "update", []string{"-q"}); err != nil {
+				return lcm.Unchanged, err
+			}
 		}
 		flags := []string{"-y", "-q"}
 		if moved {

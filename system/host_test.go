@@ -3,6 +3,7 @@ package system_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
@@ -101,5 +102,63 @@ func TestArchitecture(t *testing.T) {
 		if err != nil || osr.ID() != "ubuntu" || osr.VersionID() != "22.04" {
 			t.Errorf("os-release %v, %v", osr, err)
 		}
+	}
+}
+
+// SetHostsBlock keeps cloud-init's hosts template in step with
+// /etc/hosts where it exists, so that the block survives a reboot under
+// manage_etc_hosts: true (the simulated cloud-init renders /etc/hosts
+// from the template at boot, as cc_update_etc_hosts does); it does not
+// create the template where cloud-init is not installed.
+func TestSetHostsBlockKeepsCloudInitTemplateInStep(t *testing.T) {
+	v := newVM(t, ubuntu.Options{})
+	opts := system.HostsOptions{Block: "cluster", Entries: []system.HostsEntry{{IP: "10.0.0.12", Names: []string{"worker-1"}}}}
+	hosts := func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+		return system.SetHostsBlock(ctx, h, opts)
+	}
+	if res, _, err := v.step(hosts); err != nil || !res.Changed {
+		t.Fatal(res, err)
+	}
+	const line = "\n10.0.0.12\tworker-1\n"
+	tmpl, _ := v.Server().FS().ReadFile(system.CloudHostsTemplate)
+	if !strings.HasPrefix(string(tmpl), "## template:jinja\n") || !strings.Contains(string(tmpl), line) {
+		t.Errorf("template:\n%s", tmpl)
+	}
+	if res, cmds, err := v.step(hosts); err != nil || res.Changed || len(cmds) != 1 {
+		t.Errorf("converged: %v, %v, %d commands, want 1", res, err, len(cmds))
+	}
+	if err := v.Reboot(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := v.Server().FS().ReadFile(system.HostsFile); !strings.Contains(string(got), line) {
+		t.Errorf("/etc/hosts after a reboot:\n%s", got)
+	}
+	// No entries take the block out of both.
+	opts.Entries = nil
+	if res, _, err := v.step(hosts); err != nil || !res.Changed {
+		t.Fatal(res, err)
+	}
+	for _, f := range []string{system.HostsFile, system.CloudHostsTemplate} {
+		if got, _ := v.Server().FS().ReadFile(f); strings.Contains(string(got), "mgmtkit cluster") {
+			t.Errorf("%s keeps the block:\n%s", f, got)
+		}
+	}
+	// Without cloud-init, only /etc/hosts.
+	if err := v.Server().FS().Remove(system.CloudHostsTemplate); err != nil {
+		t.Fatal(err)
+	}
+	opts.Entries = []system.HostsEntry{{IP: "10.0.0.12", Names: []string{"worker-1"}}}
+	if res, _, err := v.step(hosts); err != nil || !res.Changed {
+		t.Fatal(res, err)
+	}
+	if v.Server().FS().Exists(system.CloudHostsTemplate) {
+		t.Error("the template was created")
+	}
+	// A block name cloud-init's renderers would interpret is refused.
+	opts.Block = "{{ fqdn }}"
+	_, cmds, err := v.step(hosts)
+	paramsError(t, err, "Block: ")
+	if len(cmds) != 0 {
+		t.Errorf("%d commands", len(cmds))
 	}
 }

@@ -120,3 +120,41 @@ func TestProxyNoProxyEntries(t *testing.T) {
 		t.Errorf("empty NoProxyEntries = %q, want nil", got)
 	}
 }
+
+// A step's check of a *Proxy (Check) and parameter validation (Validate)
+// are one: they accept and refuse the same proxies, with the same
+// reasons. A ';' in a password (an RFC 3986 sub-delim) is accepted by
+// both, and rendered verbatim.
+func TestProxyCheckIsValidate(t *testing.T) {
+	for _, body := range []string{
+		`{"http_proxy": "http://user:pa;ss@proxy.example.com:3128"}`,
+		`{"http_proxy": "http://us;er:p#w@proxy.example.com:3128"}`,
+		`{"http_proxy": "http://user:p$w@proxy.example.com:3128"}`,
+		`{"https_proxy": "https://p:1", "no_proxy": "a b"}`,
+		`{"no_proxy": "localhost"}`,
+		`{"http_proxy": "http://p:3128/` + strings.Repeat("x", 1000) + `"}`,
+	} {
+		_, problems := decodeProxy(t, body)
+		var p system.Proxy
+		if err := json.Unmarshal([]byte(body), &p); err != nil {
+			t.Fatal(err)
+		}
+		var msgs []string
+		for _, pr := range p.Check("Proxy") {
+			msgs = append(msgs, pr.Message)
+		}
+		var want []string
+		for _, l := range problems {
+			_, msg, _ := strings.Cut(l, ": ")
+			want = append(want, msg)
+		}
+		if strings.Join(msgs, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s:\nCheck    %q\nValidate %q", body, msgs, want)
+		}
+	}
+	p, problems := decodeProxy(t, `{"http_proxy": "http://user:pa;ss@proxy.example.com:3128"}`)
+	if problems != nil || !strings.Contains(string(p.AptConf()), `"http://user:pa;ss@proxy.example.com:3128";`) ||
+		!strings.Contains(string(p.EnvFile()), "\nhttp_proxy=http://user:pa;ss@proxy.example.com:3128\n") {
+		t.Errorf("%q\n%s\n%s", problems, p.AptConf(), p.EnvFile())
+	}
+}

@@ -178,7 +178,7 @@ func assertConverged(t *testing.T, c *cir, h *sim.Host, clean cleanRun, dropped 
 			seen[l] = true
 		}
 	}
-	if n := strings.Count(string(hosts), "# BEGIN mgmtkit "+registry.HostsBlock+"\n"); n != 1 || !seen["192.168.0.20 registry.example.com"] {
+	if n := strings.Count(string(hosts), "# BEGIN mgmtkit "+registry.HostsBlock+"\n"); n != 1 || !seen["192.168.0.20\tregistry.example.com"] {
 		t.Errorf("%s: /etc/hosts has %d managed blocks, want one with the registry:\n%s", h.Resource, n, hosts)
 	}
 	for _, m := range mutations {

@@ -255,8 +255,10 @@ func repoKey(uri string) string {
 }
 
 // readSources parses /etc/apt/sources.list and /etc/apt/sources.list.d
-// (one-line .list files and deb822 .sources files), returning apt's error
-// line for a malformed entry ("" if there is none).
+// (one-line .list files and deb822 .sources files, sources.list(5):
+// "ONE-LINE-STYLE FORMAT" and "DEB822-STYLE FORMAT", whose Signed-By
+// field is the one-line format's signed-by option), returning apt's
+// error line for a malformed entry ("" if there is none).
 func (m *Machine) readSources() ([]source, string) {
 	files := []string{"/etc/apt/sources.list"}
 	entries, _ := m.fs().ReadDir("/etc/apt/sources.list.d")
