@@ -220,7 +220,7 @@ func TestConfigGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Assert(t, "config-join-control-plane", master)
-	upload, err := renderUploadCertsConfig(testCertKey, "v1.36.2")
+	upload, err := renderUploadCertsConfig(testCertKey, "10.0.0.5", "v1.36.2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestConfigDecodesStrictlyAsUpstream(t *testing.T) {
 		}
 	}
 
-	b, err := renderUploadCertsConfig(testCertKey, "v1.36.2")
+	b, err := renderUploadCertsConfig(testCertKey, "10.0.0.5", "v1.36.2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestConfigDecodesStrictlyAsUpstream(t *testing.T) {
 	if len(docs) != 2 {
 		t.Fatalf("upload-certs.yaml has %d documents", len(docs))
 	}
-	if ic := decodeStrict(t, docs[0]).(*upInitConfiguration); ic.CertificateKey != testCertKey {
+	if ic := decodeStrict(t, docs[0]).(*upInitConfiguration); ic.CertificateKey != testCertKey || ic.LocalAPIEndpoint != (upAPIEndpoint{"10.0.0.5", 6443}) {
 		t.Errorf("upload-certs InitConfiguration = %+v", ic)
 	}
 	if cc := decodeStrict(t, docs[1]).(*upClusterConfiguration); cc.KubernetesVersion != "v1.36.2" {

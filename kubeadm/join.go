@@ -59,19 +59,29 @@ type JoinInfo struct {
 	CACertHash string
 }
 
-// NewJoinInfo makes fresh join credentials on the control-plane node cp:
-// a bootstrap token (`kubeadm token create --ttl 1h0m0s`, see
-// [JoinTokenTTL]) and the pin of the CA in /etc/kubernetes/pki/ca.crt,
-// computed here. With controlPlane it also makes a certificate key (32
-// random bytes, generated here) and uploads the control-plane
-// certificates encrypted with it (`kubeadm init phase upload-certs
-// --upload-certs --skip-certificate-key-print --config
-// /etc/kubernetes/mgmtkit/upload-certs.yaml`;
-// the file is removed afterwards). Every call creates a new token, so it
-// is not idempotent, and need not be: call it once per batch of joins.
-func NewJoinInfo(ctx context.Context, cp remote.Host, endpoint string, controlPlane bool) (JoinInfo, error) {
+// NewJoinInfo makes fresh join credentials on the control-plane node cp,
+// whose API server's address (its NIC's, as [InitOptions] or
+// [JoinOptions] gave it) is cpAddress: a bootstrap token (`kubeadm token
+// create --ttl 1h0m0s`, see [JoinTokenTTL]) and the pin of the CA in
+// /etc/kubernetes/pki/ca.crt, computed here. With controlPlane it also
+// makes a certificate key (32 random bytes, generated here) and uploads
+// the control-plane certificates encrypted with it (`kubeadm init phase
+// upload-certs --upload-certs --skip-certificate-key-print --config
+// /etc/kubernetes/mgmtkit/upload-certs.yaml`; the file names cpAddress,
+// without which kubeadm fails on a master without a default route, and
+// is removed afterwards). cpAddress is required with controlPlane only.
+// Every call creates a new token, so it is not idempotent, and need not
+// be: call it once per batch of joins.
+func NewJoinInfo(ctx context.Context, cp remote.Host, cpAddress, endpoint string, controlPlane bool) (JoinInfo, error) {
+	var p optProblems
+	if _, err := netip.ParseAddr(cpAddress); err != nil && (controlPlane || cpAddress != "") {
+		p.addf("cpAddress", "must be the control plane's IP address, got %q", clip(cpAddress))
+	}
 	if msg := endpointMsg(endpoint); msg != "" {
-		return JoinInfo{}, optProblem("endpoint", "%s", msg)
+		p.addf("endpoint", "%s", msg)
+	}
+	if err := p.err(); err != nil {
+		return JoinInfo{}, err
 	}
 	info := JoinInfo{Endpoint: endpoint}
 	pemBytes, err := cp.ReadFile(ctx, CACert, remote.FileOptions{Sudo: true})
@@ -82,7 +92,7 @@ func NewJoinInfo(ctx context.Context, cp remote.Host, endpoint string, controlPl
 		return JoinInfo{}, fmt.Errorf("join credentials from %s: %s: %w", cp.Name(), CACert, err)
 	}
 	if controlPlane {
-		if info.CertificateKey, err = uploadCerts(ctx, cp); err != nil {
+		if info.CertificateKey, err = uploadCerts(ctx, cp, cpAddress); err != nil {
 			return JoinInfo{}, fmt.Errorf("join credentials from %s: %w", cp.Name(), err)
 		}
 	}
@@ -122,8 +132,8 @@ func CACertHash(pemBytes []byte) (string, error) {
 
 // uploadCerts makes a certificate key and uploads the control-plane
 // certificates encrypted with it, through a root-only configuration
-// file removed afterwards.
-func uploadCerts(ctx context.Context, cp remote.Host) (remote.Secret, error) {
+// file removed afterwards; address is cp's API server address.
+func uploadCerts(ctx context.Context, cp remote.Host, address string) (remote.Secret, error) {
 	version, err := kubeadmVersion(ctx, cp)
 	if err != nil {
 		return remote.Secret{}, err
@@ -133,7 +143,7 @@ func uploadCerts(ctx context.Context, cp remote.Host) (remote.Secret, error) {
 		return remote.Secret{}, err
 	}
 	key := remote.NewSecret(hex.EncodeToString(raw[:]))
-	cfg, err := renderUploadCertsConfig(key.Reveal(), version)
+	cfg, err := renderUploadCertsConfig(key.Reveal(), address, version)
 	if err != nil {
 		return remote.Secret{}, err
 	}

@@ -42,7 +42,7 @@ func TestNewJoinInfoWorker(t *testing.T) {
 		}
 		return reply{code: 2}
 	})
-	info, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5:6443", false)
+	info, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.5:6443", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestNewJoinInfoControlPlaneUploadsCerts(t *testing.T) {
 		}
 		return reply{code: 2}
 	})
-	info, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.100:16443", true)
+	info, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.100:16443", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestNewJoinInfoControlPlaneUploadsCerts(t *testing.T) {
 	n.assertNoSecret(token)
 
 	// Two calls make two keys.
-	again, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.100:16443", true)
+	again, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.100:16443", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,13 +117,18 @@ func TestNewJoinInfoControlPlaneUploadsCerts(t *testing.T) {
 
 func TestNewJoinInfoFailures(t *testing.T) {
 	n := newNode(t, "master-10-0-0-5")
-	_, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", false)
+	_, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.5", false)
 	paramsError(t, err, "endpoint")
+	// A control-plane join needs the address upload-certs names.
+	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "", "10.0.0.5:6443", true)
+	paramsError(t, err, "cpAddress")
+	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5:6443", "10.0.0.5:6443", false)
+	paramsError(t, err, "cpAddress")
 	if c := n.commands(); len(c) != 0 {
 		t.Fatalf("commands: %q", c)
 	}
 	// No CA: the error says so.
-	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5:6443", false)
+	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.5:6443", false)
 	if err == nil || !strings.Contains(err.Error(), "CA") {
 		t.Fatalf("no CA: %v", err)
 	}
@@ -131,7 +136,7 @@ func TestNewJoinInfoFailures(t *testing.T) {
 	ca, _ := testCA(t)
 	writeFile(t, n.srv.FS(), kubeadm.CACert, ca)
 	n.set(nil, func(invocation, *sshtest.FS) reply { return ok("W1123 warning\nabc.def-not-a-token\n") })
-	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5:6443", false)
+	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.5:6443", false)
 	if err == nil || strings.Contains(err.Error(), "not-a-token") {
 		t.Fatalf("bad token output: %v", err)
 	}
