@@ -443,7 +443,7 @@ func (c *Hooks) compat(p ClusterParams) bool { return c.InstallScript && p.Scrip
 func (r *run) script(n lcm.Node, ji *JoinInfo) ScriptOptions {
 	p := r.op.Params
 	endpoint, _, _ := net.SplitHostPort(r.topo.Endpoint())
-	o := ScriptOptions{Script: p.ScriptPath, ClusterIP: endpoint, HA: r.topo.HA(), Proxy: r.proxy(), SecretFlags: true}
+	o := ScriptOptions{Script: p.ScriptPath, ClusterIP: endpoint, HA: r.topo.HA(), Proxy: r.proxy()}
 	if n.Role == lcm.RoleMaster {
 		for _, m := range r.topo.Masters {
 			o.Masters = append(o.Masters, m.NICAddress)
