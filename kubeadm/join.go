@@ -188,9 +188,9 @@ type JoinOptions struct {
 	Info JoinInfo
 }
 
-// check returns an *lcm.ParamsError for every bad option. It never
-// prints the token or key.
-func (o JoinOptions) check() error {
+// checkNode returns an *lcm.ParamsError for every bad option about the
+// node itself.
+func (o JoinOptions) checkNode() error {
 	var p optProblems
 	if msg := objectNameMsg(o.NodeName); msg != "" {
 		p.addf("JoinOptions.NodeName", "%s", msg)
@@ -198,6 +198,13 @@ func (o JoinOptions) check() error {
 	if _, err := netip.ParseAddr(o.AdvertiseAddress); err != nil {
 		p.addf("JoinOptions.AdvertiseAddress", "must be an IP address, got %q", o.AdvertiseAddress)
 	}
+	return p.err()
+}
+
+// checkInfo returns an *lcm.ParamsError for every bad credential of
+// o.Info, needed by a node that joins. It never prints the token or key.
+func (o JoinOptions) checkInfo() error {
+	var p optProblems
 	if msg := endpointMsg(o.Info.Endpoint); msg != "" {
 		p.addf("JoinOptions.Info.Endpoint", "%s", msg)
 	}
@@ -213,15 +220,29 @@ func (o JoinOptions) check() error {
 	return p.err()
 }
 
+// Joined reports whether the node h is a member of a cluster, as
+// [JoinNode] and [InitControlPlane] judge it: kubeadm init and join
+// leave the kubelet's kubeconfig, [KubeletKubeconfig], and kubeadm reset
+// removes it. (Whether the cluster still has the node's Node object is
+// another question, for the API.)
+func Joined(ctx context.Context, h remote.Host) (bool, error) {
+	present, err := existingFiles(ctx, h, KubeletKubeconfig)
+	if err != nil {
+		return false, fmt.Errorf("kubeadm: is %s a member: %w", h.Name(), err)
+	}
+	return present[KubeletKubeconfig], nil
+}
+
 // JoinNode joins the node h to the cluster as a worker or, with
 // o.ControlPlane, as a further master: it writes [JoinConfigFile] (root,
 // 0600; it holds the token) and runs `kubeadm join --config
 // /etc/kubernetes/mgmtkit/join.yaml`, then removes the file, whether the
 // join worked or not: a rerun makes fresh credentials anyway.
 //
-// A node that is a member already (/etc/kubernetes/kubelet.conf exists)
-// is left alone ([lcm.Unchanged]); a worker asked to become a control
-// plane is refused (reset it first). A node that is not a member but
+// A node that is a member already (/etc/kubernetes/kubelet.conf exists,
+// see [Joined]) is left alone ([lcm.Unchanged]) and needs no o.Info:
+// the credentials are checked only when the node must join; a worker
+// asked to become a control plane is refused (reset it first). A node that is not a member but
 // holds what an unfinished join left (the CA, a bootstrap kubeconfig,
 // static pod manifests) is reset with `kubeadm reset --force` first, so
 // that a join cut short (a dropped connection, a timeout) converges on
@@ -229,7 +250,7 @@ func (o JoinOptions) check() error {
 //
 // JoinNode does not wait for the node to be Ready: see [WaitNodeReady].
 func JoinNode(ctx context.Context, h remote.Host, o JoinOptions) (lcm.Result, error) {
-	if err := o.check(); err != nil {
+	if err := o.checkNode(); err != nil {
 		return lcm.Unchanged, err
 	}
 	role := "worker"
@@ -248,6 +269,9 @@ func JoinNode(ctx context.Context, h remote.Host, o JoinOptions) (lcm.Result, er
 			return fail(lcm.Unchanged, errors.New("the node is a worker of a cluster already: reset it before joining it as a control plane"))
 		}
 		return lcm.Unchanged, nil
+	}
+	if err := o.checkInfo(); err != nil {
+		return lcm.Unchanged, err
 	}
 	res := lcm.Unchanged
 	if leftovers := presentList(present); len(leftovers) > 0 {
