@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -242,7 +243,7 @@ func (r *kubeadmRun) hostInterfaceAddress() (string, error) {
 		if a := hostAddress(r.m); a != "" {
 			return a, nil
 		}
-		return "", fmt.Errorf("unable to select an IP from default routes.")
+		return "", errors.New("unable to select an IP from default routes")
 	}
 	type route struct {
 		iface string
@@ -283,7 +284,7 @@ func (r *kubeadmRun) hostInterfaceAddress() (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("unable to select an IP from default routes.")
+	return "", errors.New("unable to select an IP from default routes")
 }
 
 // nicAddress is the first address of the machine's NIC as `ip -o addr
