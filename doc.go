@@ -42,11 +42,15 @@
 //     for the whole hook.
 //   - registry: the private registry VNF's driver, and registry trust on
 //     cluster nodes (Docker, containerd, CRI-O, kubelet credentials).
-//   - kubeadm: the Kubernetes cluster's parameters (master_node,
-//     worker_node, proxy) and their validation; its steps come later.
+//   - kubeadm: the kubeadm-built Kubernetes cluster: its parameters
+//     (master_node, worker_node, proxy, ...) and their validation; the
+//     node steps (prepare, container runtime, packages, HAProxy and
+//     keepalived, kubeadm init, join and reset, the CNI, VIM
+//     credentials, the reference's install script); and Hooks, the
+//     cluster's lifecycle: instantiate, scale, heal and terminate.
 //   - nfs, lb, kubespray: the parameters of storage servers and NFS
 //     PersistentVolumes, external load balancers, and kubespray runs,
-//     with their validation; their steps come later.
+//     with their validation; their steps come in the next issues.
 //   - samples: the specs' sample request bodies and the sample VNF
 //     package, embedded, for tests, examples and the tour.
 //   - examples: complete drivers composed from the packages

@@ -125,7 +125,7 @@ func (scriptBuilder) joined(ctx context.Context, r *run, nodes []lcm.Node) error
 func scriptOptions(r *run, n lcm.Node, ji *JoinInfo) ScriptOptions {
 	p := r.op.Params
 	endpoint, _, _ := net.SplitHostPort(r.topo.Endpoint())
-	o := ScriptOptions{Script: p.ScriptPath, ClusterIP: endpoint, HA: r.topo.HA(), Proxy: r.proxy(), SecretFlags: true}
+	o := ScriptOptions{Script: p.ScriptPath, ClusterIP: endpoint, HA: r.topo.HA(), Proxy: r.proxy()}
 	if n.Role == lcm.RoleMaster {
 		for _, m := range r.topo.Masters {
 			o.Masters = append(o.Masters, m.NICAddress)

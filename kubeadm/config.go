@@ -177,15 +177,22 @@ func renderInitConfig(o InitOptions, version string) ([]byte, error) {
 }
 
 // renderUploadCertsConfig renders upload-certs.yaml: the certificate
-// key, and the version, so that kubeadm does not look the default
-// "stable-1" up on the internet (NormalizeKubernetesVersion in
-// cmd/kubeadm/app/util/config/initconfiguration.go). It holds the key:
-// a secret.
-func renderUploadCertsConfig(certificateKey, version string) ([]byte, error) {
+// key; the control plane's own API address, advertiseAddress, which
+// kubeadm would otherwise take from the interface of the default route,
+// and on a master without one take 0.0.0.0 and refuse ("cannot use
+// \"0.0.0.0\" as the bind address for the API Server":
+// SetAPIEndpointDynamicDefaults in
+// cmd/kubeadm/app/util/config/initconfiguration.go,
+// VerifyAPIServerBindAddress in common.go, run by every init phase); and
+// the version, so that kubeadm does not look the default "stable-1" up
+// on the internet (NormalizeKubernetesVersion in common.go). It holds
+// the key: a secret.
+func renderUploadCertsConfig(certificateKey, advertiseAddress, version string) ([]byte, error) {
 	return renderDocs(
 		initConfiguration{
 			TypeMeta:         kubeadmMeta("InitConfiguration"),
 			NodeRegistration: nodeRegistrationOptions{CRISocket: CRISocket},
+			LocalAPIEndpoint: apiEndpoint{AdvertiseAddress: advertiseAddress, BindPort: APIServerPort},
 			CertificateKey:   certificateKey,
 		},
 		clusterConfiguration{

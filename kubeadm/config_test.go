@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -104,7 +105,6 @@ type upDiscovery struct {
 	BootstrapToken    *upBootstrapTokenDiscovery `json:"bootstrapToken,omitempty"`
 	File              json.RawMessage            `json:"file,omitempty"`
 	TLSBootstrapToken string                     `json:"tlsBootstrapToken,omitempty"`
-	Timeout           *metav1.Duration           `json:"timeout,omitempty"`
 }
 
 type upJoinControlPlane struct {
@@ -204,27 +204,78 @@ func testJoinOptions(controlPlane bool) JoinOptions {
 	return o
 }
 
+// configVariants are the kubeadm configuration files the SDK renders,
+// one golden each (testdata/config-NAME.golden): the init of a cluster
+// of one master, of three masters behind a VIP reached at a floating IP,
+// with custom networks, on IPv6; the upload of the control-plane
+// certificates; the joins of a worker and of a master. The module
+// internal/realkube has the real kubeadm validate every one of them
+// (`kubeadm config validate`), so a variant belongs here, not only in a
+// test of its own.
+func configVariants(t *testing.T) map[string][]byte {
+	t.Helper()
+	v6 := func(o JoinOptions) JoinOptions {
+		o.NodeName, o.AdvertiseAddress = NodeName("master", "fd00::6"), "fd00::6"
+		o.Info.Endpoint = "[fd00::100]:16443"
+		return o
+	}
+	out := map[string][]byte{}
+	for name, render := range map[string]func() ([]byte, error){
+		// Three masters behind the VIP, the VIM reaching them at a
+		// floating IP (a certificate SAN), the default networks.
+		"config-init": func() ([]byte, error) { return renderInitConfig(testInitOptions(), "v1.36.2") },
+		"config-init-single-master": func() ([]byte, error) {
+			o := testInitOptions()
+			o.Endpoint, o.CertSANs = "10.0.0.5:6443", nil
+			o.PodCIDR, o.ServiceCIDR = netip.MustParsePrefix(DefaultPodCIDR), netip.MustParsePrefix(DefaultClusterCIDR)
+			return renderInitConfig(o, "v1.36.2")
+		},
+		"config-init-custom-cidrs": func() ([]byte, error) {
+			o := testInitOptions()
+			o.PodCIDR, o.ServiceCIDR = netip.MustParsePrefix("172.20.0.0/14"), netip.MustParsePrefix("172.16.0.0/20")
+			return renderInitConfig(o, "v1.36.2")
+		},
+		"config-init-ipv6": func() ([]byte, error) {
+			o := testInitOptions()
+			o.NodeName, o.AdvertiseAddress, o.Endpoint = NodeName("master", "fd00::5"), "fd00::5", "[fd00::100]:16443"
+			o.PodCIDR, o.ServiceCIDR = netip.MustParsePrefix("fd00:10:244::/56"), netip.MustParsePrefix("fd00:10:96::/112")
+			o.CertSANs = []string{"2001:db8::7"}
+			return renderInitConfig(o, "v1.36.2")
+		},
+		"config-upload-certs":       func() ([]byte, error) { return renderUploadCertsConfig(testCertKey, "10.0.0.5", "v1.36.2") },
+		"config-upload-certs-ipv6":  func() ([]byte, error) { return renderUploadCertsConfig(testCertKey, "fd00::5", "v1.36.2") },
+		"config-join-worker":        func() ([]byte, error) { return renderJoinConfig(testJoinOptions(false)) },
+		"config-join-control-plane": func() ([]byte, error) { return renderJoinConfig(testJoinOptions(true)) },
+		"config-join-control-plane-ipv6": func() ([]byte, error) {
+			return renderJoinConfig(v6(testJoinOptions(true)))
+		},
+	} {
+		b, err := render()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = b
+	}
+	return out
+}
+
 func TestConfigGolden(t *testing.T) {
-	init, err := renderInitConfig(testInitOptions(), "v1.36.2")
+	for name, b := range configVariants(t) {
+		golden.Assert(t, name, b)
+		for _, d := range splitDocs(t, b) {
+			decodeStrict(t, d)
+		}
+	}
+	// Every golden is a variant still rendered: none left behind.
+	files, err := filepath.Glob(golden.Path("config-*"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.Assert(t, "config-init", init)
-	worker, err := renderJoinConfig(testJoinOptions(false))
-	if err != nil {
-		t.Fatal(err)
+	for _, f := range files {
+		if _, ok := configVariants(t)[strings.TrimSuffix(filepath.Base(f), ".golden")]; !ok {
+			t.Errorf("%s is no variant's golden", f)
+		}
 	}
-	golden.Assert(t, "config-join-worker", worker)
-	master, err := renderJoinConfig(testJoinOptions(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden.Assert(t, "config-join-control-plane", master)
-	upload, err := renderUploadCertsConfig(testCertKey, "v1.36.2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden.Assert(t, "config-upload-certs", upload)
 }
 
 func TestConfigDecodesStrictlyAsUpstream(t *testing.T) {
@@ -281,7 +332,7 @@ func TestConfigDecodesStrictlyAsUpstream(t *testing.T) {
 		}
 	}
 
-	b, err := renderUploadCertsConfig(testCertKey, "v1.36.2")
+	b, err := renderUploadCertsConfig(testCertKey, "10.0.0.5", "v1.36.2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +340,7 @@ func TestConfigDecodesStrictlyAsUpstream(t *testing.T) {
 	if len(docs) != 2 {
 		t.Fatalf("upload-certs.yaml has %d documents", len(docs))
 	}
-	if ic := decodeStrict(t, docs[0]).(*upInitConfiguration); ic.CertificateKey != testCertKey {
+	if ic := decodeStrict(t, docs[0]).(*upInitConfiguration); ic.CertificateKey != testCertKey || ic.LocalAPIEndpoint != (upAPIEndpoint{"10.0.0.5", 6443}) {
 		t.Errorf("upload-certs InitConfiguration = %+v", ic)
 	}
 	if cc := decodeStrict(t, docs[1]).(*upClusterConfiguration); cc.KubernetesVersion != "v1.36.2" {

@@ -490,7 +490,7 @@ func (r *run) join(ctx context.Context, k kubeapi.Kubectl, cp lcm.Node, nodes []
 		if i := infos[controlPlane]; i != nil {
 			return *i, nil
 		}
-		i, err := NewJoinInfo(ctx, cpHost, endpoint, controlPlane)
+		i, err := NewJoinInfo(ctx, cpHost, cp.NICAddress, endpoint, controlPlane)
 		if err != nil {
 			return JoinInfo{}, err
 		}

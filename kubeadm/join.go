@@ -57,19 +57,29 @@ type JoinInfo struct {
 	CACertHash string
 }
 
-// NewJoinInfo makes fresh join credentials on the control-plane node cp:
-// a bootstrap token (`kubeadm token create --ttl 1h0m0s`, see
-// [JoinTokenTTL]) and the pin of the CA in /etc/kubernetes/pki/ca.crt,
-// computed here. With controlPlane it also makes a certificate key (32
-// random bytes, generated here) and uploads the control-plane
-// certificates encrypted with it (`kubeadm init phase upload-certs
-// --upload-certs --skip-certificate-key-print --config
-// /etc/kubernetes/mgmtkit/upload-certs.yaml`;
-// the file is removed afterwards). Every call creates a new token, so it
-// is not idempotent, and need not be: call it once per batch of joins.
-func NewJoinInfo(ctx context.Context, cp remote.Host, endpoint string, controlPlane bool) (JoinInfo, error) {
+// NewJoinInfo makes fresh join credentials on the control-plane node cp,
+// whose API server's address (its NIC's, as [InitOptions] or
+// [JoinOptions] gave it) is cpAddress: a bootstrap token (`kubeadm token
+// create --ttl 1h0m0s`, see [JoinTokenTTL]) and the pin of the CA in
+// /etc/kubernetes/pki/ca.crt, computed here. With controlPlane it also
+// makes a certificate key (32 random bytes, generated here) and uploads
+// the control-plane certificates encrypted with it (`kubeadm init phase
+// upload-certs --upload-certs --skip-certificate-key-print --config
+// /etc/kubernetes/mgmtkit/upload-certs.yaml`; the file names cpAddress,
+// without which kubeadm fails on a master without a default route, and
+// is removed afterwards). cpAddress is required with controlPlane only.
+// Every call creates a new token, so it is not idempotent, and need not
+// be: call it once per batch of joins.
+func NewJoinInfo(ctx context.Context, cp remote.Host, cpAddress, endpoint string, controlPlane bool) (JoinInfo, error) {
+	var p optProblems
+	if _, err := netip.ParseAddr(cpAddress); err != nil && (controlPlane || cpAddress != "") {
+		p.addf("cpAddress", "must be the control plane's IP address, got %q", clip(cpAddress))
+	}
 	if msg := endpointMsg(endpoint); msg != "" {
-		return JoinInfo{}, optProblem("endpoint", "%s", msg)
+		p.addf("endpoint", "%s", msg)
+	}
+	if err := p.err(); err != nil {
+		return JoinInfo{}, err
 	}
 	info := JoinInfo{Endpoint: endpoint}
 	pemBytes, err := cp.ReadFile(ctx, CACert, remote.FileOptions{Sudo: true})
@@ -80,7 +90,7 @@ func NewJoinInfo(ctx context.Context, cp remote.Host, endpoint string, controlPl
 		return JoinInfo{}, fmt.Errorf("join credentials from %s: %s: %w", cp.Name(), CACert, err)
 	}
 	if controlPlane {
-		if info.CertificateKey, err = uploadCerts(ctx, cp); err != nil {
+		if info.CertificateKey, err = uploadCerts(ctx, cp, cpAddress); err != nil {
 			return JoinInfo{}, fmt.Errorf("join credentials from %s: %w", cp.Name(), err)
 		}
 	}
@@ -121,8 +131,8 @@ func CACertHash(pemBytes []byte) (string, error) {
 
 // uploadCerts makes a certificate key and uploads the control-plane
 // certificates encrypted with it, through a root-only configuration
-// file removed afterwards.
-func uploadCerts(ctx context.Context, cp remote.Host) (remote.Secret, error) {
+// file removed afterwards; address is cp's API server address.
+func uploadCerts(ctx context.Context, cp remote.Host, address string) (remote.Secret, error) {
 	version, err := kubeadmVersion(ctx, cp)
 	if err != nil {
 		return remote.Secret{}, err
@@ -132,7 +142,7 @@ func uploadCerts(ctx context.Context, cp remote.Host) (remote.Secret, error) {
 		return remote.Secret{}, err
 	}
 	key := remote.NewSecret(hex.EncodeToString(raw[:]))
-	cfg, err := renderUploadCertsConfig(key.Reveal(), version)
+	cfg, err := renderUploadCertsConfig(key.Reveal(), address, version)
 	if err != nil {
 		return remote.Secret{}, err
 	}
@@ -177,9 +187,9 @@ type JoinOptions struct {
 	Info JoinInfo
 }
 
-// check returns an *lcm.ParamsError for every bad option. It never
-// prints the token or key.
-func (o JoinOptions) check() error {
+// checkNode returns an *lcm.ParamsError for every bad option about the
+// node itself.
+func (o JoinOptions) checkNode() error {
 	var p optProblems
 	if msg := kubeapi.ObjectNameProblem(o.NodeName); msg != "" {
 		p.addf("JoinOptions.NodeName", "%s", msg)
@@ -187,6 +197,13 @@ func (o JoinOptions) check() error {
 	if _, err := netip.ParseAddr(o.AdvertiseAddress); err != nil {
 		p.addf("JoinOptions.AdvertiseAddress", "must be an IP address, got %q", o.AdvertiseAddress)
 	}
+	return p.err()
+}
+
+// checkInfo returns an *lcm.ParamsError for every bad credential of
+// o.Info, needed by a node that joins. It never prints the token or key.
+func (o JoinOptions) checkInfo() error {
+	var p optProblems
 	if msg := endpointMsg(o.Info.Endpoint); msg != "" {
 		p.addf("JoinOptions.Info.Endpoint", "%s", msg)
 	}
@@ -202,15 +219,29 @@ func (o JoinOptions) check() error {
 	return p.err()
 }
 
+// Joined reports whether the node h is a member of a cluster, as
+// [JoinNode] and [InitControlPlane] judge it: kubeadm init and join
+// leave the kubelet's kubeconfig, [KubeletKubeconfig], and kubeadm reset
+// removes it. (Whether the cluster still has the node's Node object is
+// another question, for the API.)
+func Joined(ctx context.Context, h remote.Host) (bool, error) {
+	present, err := existingFiles(ctx, h, KubeletKubeconfig)
+	if err != nil {
+		return false, fmt.Errorf("kubeadm: is %s a member: %w", h.Name(), err)
+	}
+	return present[KubeletKubeconfig], nil
+}
+
 // JoinNode joins the node h to the cluster as a worker or, with
 // o.ControlPlane, as a further master: it writes [JoinConfigFile] (root,
 // 0600; it holds the token) and runs `kubeadm join --config
 // /etc/kubernetes/mgmtkit/join.yaml`, then removes the file, whether the
 // join worked or not: a rerun makes fresh credentials anyway.
 //
-// A node that is a member already (/etc/kubernetes/kubelet.conf exists)
-// is left alone ([lcm.Unchanged]); a worker asked to become a control
-// plane is refused (reset it first). A node that is not a member but
+// A node that is a member already (/etc/kubernetes/kubelet.conf exists,
+// see [Joined]) is left alone ([lcm.Unchanged]) and needs no o.Info:
+// the credentials are checked only when the node must join; a worker
+// asked to become a control plane is refused (reset it first). A node that is not a member but
 // holds what an unfinished join left (the CA, a bootstrap kubeconfig,
 // static pod manifests) is reset with `kubeadm reset --force` first, so
 // that a join cut short (a dropped connection, a timeout) converges on
@@ -219,7 +250,7 @@ func (o JoinOptions) check() error {
 // JoinNode does not wait for the node to be Ready: see
 // [kubeapi.WaitNodeReady].
 func JoinNode(ctx context.Context, h remote.Host, o JoinOptions) (lcm.Result, error) {
-	if err := o.check(); err != nil {
+	if err := o.checkNode(); err != nil {
 		return lcm.Unchanged, err
 	}
 	role := "worker"
@@ -238,6 +269,9 @@ func JoinNode(ctx context.Context, h remote.Host, o JoinOptions) (lcm.Result, er
 			return fail(lcm.Unchanged, errors.New("the node is a worker of a cluster already: reset it before joining it as a control plane"))
 		}
 		return lcm.Unchanged, nil
+	}
+	if err := o.checkInfo(); err != nil {
+		return lcm.Unchanged, err
 	}
 	res := lcm.Unchanged
 	if leftovers := presentList(present); len(leftovers) > 0 {

@@ -18,7 +18,7 @@ func ExampleJoinNode() {
 	ctx := context.Background()
 	var master, worker remote.Host // connected with remote.NewSSHHost
 
-	info, err := kubeadm.NewJoinInfo(ctx, master, "10.0.0.5:6443", false)
+	info, err := kubeadm.NewJoinInfo(ctx, master, "10.0.0.5", "10.0.0.5:6443", false)
 	if err != nil {
 		panic(err)
 	}

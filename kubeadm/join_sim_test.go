@@ -158,7 +158,7 @@ func TestClusterStepsInTheSimulatedCloud(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	info, err := kubeadm.NewJoinInfo(c.ctx, ms, endpoint, false)
+	info, err := kubeadm.NewJoinInfo(c.ctx, ms, master.NICAddress, endpoint, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +371,7 @@ func TestHAControlPlaneAndMasterHealInTheSimulatedCloud(t *testing.T) {
 	}
 	joinMaster := func(m *sim.Host) {
 		t.Helper()
-		info, err := kubeadm.NewJoinInfo(c.ctx, c.ssh[first], endpoint, true)
+		info, err := kubeadm.NewJoinInfo(c.ctx, c.ssh[first], first.NICAddress, endpoint, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -391,7 +391,7 @@ func TestHAControlPlaneAndMasterHealInTheSimulatedCloud(t *testing.T) {
 		joinMaster(m)
 	}
 	worker := c.workers[0]
-	info, err := kubeadm.NewJoinInfo(c.ctx, c.ssh[first], endpoint, false)
+	info, err := kubeadm.NewJoinInfo(c.ctx, c.ssh[first], first.NICAddress, endpoint, false)
 	if err != nil {
 		t.Fatal(err)
 	}

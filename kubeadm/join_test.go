@@ -40,7 +40,7 @@ func TestNewJoinInfoWorker(t *testing.T) {
 		}
 		return reply{code: 2}
 	})
-	info, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5:6443", false)
+	info, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.5:6443", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestNewJoinInfoControlPlaneUploadsCerts(t *testing.T) {
 		}
 		return reply{code: 2}
 	})
-	info, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.100:16443", true)
+	info, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.100:16443", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestNewJoinInfoControlPlaneUploadsCerts(t *testing.T) {
 	n.assertNoSecret(token)
 
 	// Two calls make two keys.
-	again, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.100:16443", true)
+	again, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.100:16443", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,13 +115,18 @@ func TestNewJoinInfoControlPlaneUploadsCerts(t *testing.T) {
 
 func TestNewJoinInfoFailures(t *testing.T) {
 	n := newNode(t, "master-10-0-0-5")
-	_, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", false)
+	_, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.5", false)
 	paramsError(t, err, "endpoint")
+	// A control-plane join needs the address upload-certs names.
+	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "", "10.0.0.5:6443", true)
+	paramsError(t, err, "cpAddress")
+	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5:6443", "10.0.0.5:6443", false)
+	paramsError(t, err, "cpAddress")
 	if c := n.commands(); len(c) != 0 {
 		t.Fatalf("commands: %q", c)
 	}
 	// No CA: the error says so.
-	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5:6443", false)
+	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.5:6443", false)
 	if err == nil || !strings.Contains(err.Error(), "CA") {
 		t.Fatalf("no CA: %v", err)
 	}
@@ -129,7 +134,7 @@ func TestNewJoinInfoFailures(t *testing.T) {
 	ca, _ := testCA(t)
 	writeFile(t, n.srv.FS(), kubeadm.CACert, ca)
 	n.set(nil, func(invocation, *sshtest.FS) reply { return ok("W1123 warning\nabc.def-not-a-token\n") })
-	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5:6443", false)
+	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.5:6443", false)
 	if err == nil || strings.Contains(err.Error(), "not-a-token") {
 		t.Fatalf("bad token output: %v", err)
 	}
@@ -296,9 +301,39 @@ func TestJoinNodeFailureRemovesTheToken(t *testing.T) {
 	n.assertNoSecret(token, err.Error())
 }
 
+// A node that has joined needs no JoinInfo: JoinNode looks first, and
+// asks for the credentials only of a node that must join. Joined says
+// which a node is.
+func TestJoinNodeMemberNeedsNoJoinInfo(t *testing.T) {
+	n := newNode(t, "worker-10-0-0-12")
+	noInfo := kubeadm.JoinOptions{NodeName: "worker-10-0-0-12", AdvertiseAddress: "10.0.0.12"}
+	joined, err := kubeadm.Joined(n.ctx, n.h)
+	if err != nil || joined {
+		t.Fatalf("Joined on a fresh node: %v, %v", joined, err)
+	}
+	_, err = kubeadm.JoinNode(n.ctx, n.h, noInfo)
+	paramsError(t, err, "JoinOptions.Info.Token")
+	if runs := n.lines("kubeadm"); len(runs) != 0 {
+		t.Fatalf("a join without credentials ran kubeadm %q", runs)
+	}
+
+	writeFile(t, n.srv.FS(), kubeadm.KubeletKubeconfig, []byte("x"))
+	joined, err = kubeadm.Joined(n.ctx, n.h)
+	if err != nil || !joined {
+		t.Fatalf("Joined on a member: %v, %v", joined, err)
+	}
+	res, err := kubeadm.JoinNode(n.ctx, n.h, noInfo)
+	if err != nil || res != lcm.Unchanged {
+		t.Fatalf("a member without JoinInfo: %v, %v", res, err)
+	}
+}
+
 func TestJoinNodeBadOptions(t *testing.T) {
 	n := newNode(t, "worker-10-0-0-12")
 	good := testJoinInfo(t, true)
+	// The node's own options are refused before any command; the
+	// credentials after the one read-only look at whether the node must
+	// join at all.
 	for field, mutate := range map[string]func(*kubeadm.JoinOptions){
 		"JoinOptions.NodeName":            func(o *kubeadm.JoinOptions) { o.NodeName = "" },
 		"JoinOptions.AdvertiseAddress":    func(o *kubeadm.JoinOptions) { o.AdvertiseAddress = "10.0.0" },
@@ -307,6 +342,7 @@ func TestJoinNodeBadOptions(t *testing.T) {
 		"JoinOptions.Info.CACertHash":     func(o *kubeadm.JoinOptions) { o.Info.CACertHash = "sha1:abc" },
 		"JoinOptions.Info.CertificateKey": func(o *kubeadm.JoinOptions) { o.Info.CertificateKey = secret("") },
 	} {
+		n.reset()
 		o := joinOptions(good, true)
 		mutate(&o)
 		_, err := kubeadm.JoinNode(n.ctx, n.h, o)
@@ -314,9 +350,13 @@ func TestJoinNodeBadOptions(t *testing.T) {
 		if strings.Contains(err.Error(), token) {
 			t.Fatalf("token in %v", err)
 		}
-	}
-	if c := n.commands(); len(c) != 0 {
-		t.Fatalf("commands: %q", c)
+		want := 1
+		if !strings.HasPrefix(field, "JoinOptions.Info.") {
+			want = 0
+		}
+		if c := n.commands(); len(c) != want {
+			t.Fatalf("%s: commands %q, want %d", field, c, want)
+		}
 	}
 }
 

@@ -153,8 +153,15 @@ func (p *ClusterParams) Validate(v *lcm.Validator) {
 			*f.path = resolved
 		}
 	}
-	if strings.ContainsFunc(p.VimName, unicode.IsControl) {
+	switch {
+	case strings.ContainsFunc(p.VimName, unicode.IsControl):
 		v.At("vim_name").Errorf("must not contain control characters, got %q", p.VimName)
+	case strings.ContainsFunc(p.VimName, invisibleRune):
+		v.At("vim_name").Errorf("must not contain invisible formatting characters (bidirectional controls, zero-width characters), got %+q", p.VimName)
+	case p.VimName != "" && strings.TrimSpace(p.VimName) == "":
+		// CreateVIMCredentials refuses it too, but only once the cluster
+		// is built.
+		v.At("vim_name").Errorf("must not be blank: it is the VIM connection's ID, got %q", p.VimName)
 	}
 	if p.KubernetesVersion == "" {
 		p.KubernetesVersion = DefaultKubernetesVersion
@@ -223,6 +230,21 @@ func (p *ClusterParams) checkNetworks(v *lcm.Validator) {
 		mv.At("pod_cidr").Errorf("%s is too large: kubeadm takes a pod network of at most 2^16 node subnets (a /%d)", m.PodCIDR, nodeMask-16)
 	}
 
+	for _, n := range []struct {
+		key    string
+		at     *lcm.Validator
+		prefix netip.Prefix
+		kind   string
+	}{
+		{"pod_cidr", mv, m.PodCIDR, "pod"},
+		{"cluster_cidr", mv, m.ClusterCIDR, "Service"},
+		{"k8s_node_cidr", v.At("proxy"), nodeCIDR(p.Proxy), "node"},
+	} {
+		if msg := unusableNetworkMsg(n.prefix); msg != "" {
+			n.at.At(n.key).Errorf("%s %s: it cannot hold %s addresses", n.prefix, msg, n.kind)
+		}
+	}
+
 	// The default is named as such whether it was given or filled in, so
 	// that a second run reports what the first did.
 	type network struct {
@@ -267,6 +289,61 @@ func (p *ClusterParams) checkNetworks(v *lcm.Validator) {
 			at(a).Errorf("%s overlaps %s %s: the pod, Service and node networks must be disjoint", name(a), b.path, b.prefix)
 		}
 	}
+}
+
+// nodeCIDR is proxy.k8s_node_cidr, invalid when absent.
+func nodeCIDR(p *Proxy) netip.Prefix {
+	if p == nil {
+		return netip.Prefix{}
+	}
+	return p.K8sNodeCIDR
+}
+
+// The networks no pod, Service or node address may come from.
+var (
+	multicast4  = netip.MustParsePrefix("224.0.0.0/4")
+	multicast6  = netip.MustParsePrefix("ff00::/8")
+	thisNetwork = netip.MustParsePrefix("0.0.0.0/8") // RFC 1122 3.2.1.3: the unspecified source addresses
+)
+
+// unusableNetworkMsg says why a pod, Service or node network cannot
+// hold such addresses ("" when it can): it overlaps the multicast
+// addresses or the unspecified ones (0.0.0.0/8, ::).
+func unusableNetworkMsg(p netip.Prefix) string {
+	switch {
+	case !p.IsValid():
+		return ""
+	case p.Overlaps(multicast4):
+		return "overlaps the multicast network " + multicast4.String()
+	case p.Overlaps(multicast6):
+		return "overlaps the multicast network " + multicast6.String()
+	case p.Overlaps(thisNetwork):
+		return `overlaps 0.0.0.0/8, the unspecified ("this network") addresses`
+	case p.Contains(netip.IPv6Unspecified()):
+		return "holds ::, the unspecified address"
+	}
+	return ""
+}
+
+// invisibleRune reports a character that changes how text around it is
+// shown without being seen itself: a format character (Unicode's Cf:
+// the bidirectional controls U+202A-U+202E and U+2066-U+2069, the
+// zero-width U+200B-U+200D, U+2060, U+FEFF, ...) or a line or paragraph
+// separator (U+2028, U+2029). In a name an operator reads, such as
+// vim_name, they make two different names look alike.
+func invisibleRune(r rune) bool {
+	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+}
+
+// passwordMsg says what is wrong with a login password ("" if nothing):
+// sudo -S reads it from standard input up to the first line break, and
+// SSH's keyboard-interactive and password prompts take one line too, so
+// a password holding one can never work, and a NUL ends a C string.
+func passwordMsg(pw remote.Secret) string {
+	if strings.ContainsAny(pw.Reveal(), "\n\r\x00") {
+		return "must not contain a line break or NUL: sudo and SSH read it as one line"
+	}
+	return ""
 }
 
 // Version is a Kubernetes release: "1.36" (a minor) or "1.36.3" (a
@@ -346,8 +423,9 @@ type NodeParams struct {
 	ClusterFIPName string `json:"cluster_fip_name"`
 }
 
-// Validate checks the Heat resource names (see heat.CheckResourceName)
-// and the user name, and clears the host bits of the CIDRs.
+// Validate checks the Heat resource names (see heat.CheckResourceName),
+// the user name and the password (one line), and clears the host bits of
+// the CIDRs.
 func (p *NodeParams) Validate(v *lcm.Validator) {
 	heat.ValidateResourceName(v, "aspect_id", p.AspectID)
 	heat.ValidateResourceName(v, "ssh_cp_name", p.SSHCPName)
@@ -355,6 +433,9 @@ func (p *NodeParams) Validate(v *lcm.Validator) {
 	heat.ValidateResourceName(v, "cluster_cp_name", p.ClusterCPName)
 	heat.ValidateResourceName(v, "cluster_fip_name", p.ClusterFIPName)
 	v.Username("username", p.Username)
+	if msg := passwordMsg(p.Password); msg != "" {
+		v.At("password").Errorf("%s", msg)
+	}
 	p.PodCIDR = p.PodCIDR.Masked()
 	p.ClusterCIDR = p.ClusterCIDR.Masked()
 }
@@ -433,6 +514,8 @@ func (c CredentialOverrides) Apply(p ClusterParams) (ClusterParams, error) {
 			add(passKey, "is required when "+userKey+" is given")
 		case !lcm.IsUsername(user):
 			add(userKey, "must be a user name (at most 32 of A-Z a-z 0-9 . _ -, not starting with '-'), got "+strconv.Quote(clip(user)))
+		case passwordMsg(pass) != "":
+			add(passKey, passwordMsg(pass))
 		default:
 			return true
 		}

@@ -312,6 +312,14 @@ func TestClusterParamsFieldErrors(t *testing.T) {
 		{"cni path a directory", map[string]any{"cni_manifest_path": "Files/kubernetes"}, []string{at + `cni_manifest_path: "Files/kubernetes" is a directory in the VNF package, not a file`}},
 		{"vim_name control", map[string]any{"vim_name": "a\nb"}, []string{at + `vim_name: must not contain control characters, got "a\nb"`}},
 		{"vim_name too long", map[string]any{"vim_name": strings.Repeat("v", 256)}, []string{at + "vim_name: is 256 bytes long; the limit is 255"}},
+		{"vim_name blank", map[string]any{"vim_name": "   "}, []string{at + `vim_name: must not be blank: it is the VIM connection's ID, got "   "`}},
+		{"vim_name bidi", map[string]any{"vim_name": "vim\u202egnp.exe"}, []string{at + `vim_name: must not contain invisible formatting characters (bidirectional controls, zero-width characters), got "vim\u202egnp.exe"`}},
+		{"vim_name zero-width", map[string]any{"vim_name": "kubernetes\u200b_vim"}, []string{at + `vim_name: must not contain invisible formatting characters (bidirectional controls, zero-width characters), got "kubernetes\u200b_vim"`}},
+		{"password line break", map[string]any{"master_node.password": "pw\nroot"}, []string{at + "master_node.password: must not contain a line break or NUL: sudo and SSH read it as one line"}},
+		{"worker password CR", map[string]any{"worker_node.password": "pw\r"}, []string{at + "worker_node.password: must not contain a line break or NUL: sudo and SSH read it as one line"}},
+		{"multicast pod network", map[string]any{"master_node.pod_cidr": "224.0.0.0/16"}, []string{at + "master_node.pod_cidr: 224.0.0.0/16 overlaps the multicast network 224.0.0.0/4: it cannot hold pod addresses"}},
+		{"unspecified service network", map[string]any{"master_node.cluster_cidr": "0.0.0.0/24"}, []string{at + "master_node.cluster_cidr: 0.0.0.0/24 overlaps 0.0.0.0/8, the unspecified (\"this network\") addresses: it cannot hold Service addresses"}},
+		{"unspecified node network", map[string]any{"proxy.k8s_node_cidr": "0.0.0.0/16"}, []string{at + "proxy.k8s_node_cidr: 0.0.0.0/16 overlaps 0.0.0.0/8, the unspecified (\"this network\") addresses: it cannot hold node addresses"}},
 		{"version form", map[string]any{"kubernetes_version": "1.36.x"}, []string{at + `kubernetes_version: must be a Kubernetes version like "1.36" or "1.36.3", got "1.36.x"`}},
 		{"version leading zero", map[string]any{"kubernetes_version": "1.036"}, []string{at + `kubernetes_version: must be a Kubernetes version like "1.36" or "1.36.3", got "1.036"`}},
 		{"version too old", map[string]any{"kubernetes_version": "1.23.4"}, []string{at + `kubernetes_version: must be 1.24 or later (pkgs.k8s.io has no older packages), got "1.23.4"`}},
@@ -406,6 +414,8 @@ func TestCredentialOverrides(t *testing.T) {
 		{kubeadm.CredentialOverrides{WorkerNodePassword: remote.NewSecret("p")}, stored, []string{"worker_node_username: is required when worker_node_password is given"}},
 		{kubeadm.CredentialOverrides{MasterNodeUsername: "a b", MasterNodePassword: remote.NewSecret("p")}, stored, []string{`master_node_username: must be a user name (at most 32 of A-Z a-z 0-9 . _ -, not starting with '-'), got "a b"`}},
 		{kubeadm.CredentialOverrides{WorkerNodeUsername: "u", WorkerNodePassword: remote.NewSecret("p")}, kubeadm.ClusterParams{MasterNode: stored.MasterNode}, []string{"worker_node_username: is for worker_node, which the cluster's parameters do not have"}},
+		{kubeadm.CredentialOverrides{MasterNodeUsername: "u", MasterNodePassword: remote.NewSecret("p\nq")}, stored, []string{"master_node_password: must not contain a line break or NUL: sudo and SSH read it as one line"}},
+		{kubeadm.CredentialOverrides{WorkerNodeUsername: "u", WorkerNodePassword: remote.NewSecret("p\r")}, stored, []string{"worker_node_password: must not contain a line break or NUL: sudo and SSH read it as one line"}},
 	} {
 		_, err := tt.c.Apply(tt.p)
 		if got := problemLines(t, err); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {

@@ -59,6 +59,11 @@ const homeScript = `printf '%s\n' "$HOME"`
 // rebuilt or rejoined, and kube-proxy rewrites its rules. A node with
 // nothing to reset is Unchanged after two commands. A member without
 // kubeadm (removed by hand) is an error: nothing can reset it.
+//
+// A node that never joined is [lcm.Unchanged] with a nil error, exactly
+// as one already reset: a caller or a test that means to see a reset
+// happen must check the result's Changed (or [Joined] beforehand), or it
+// passes vacuously against a node that was never a member.
 func ResetNode(ctx context.Context, h remote.Host) (lcm.Result, error) {
 	out, err := h.Run(ctx, remote.Cmd{Args: []string{"sh", "-c", homeScript, "mgmtkit-home"}, Idempotent: true})
 	if err != nil {

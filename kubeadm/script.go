@@ -56,12 +56,20 @@ type ScriptOptions struct {
 	HTTPRegistries []string
 	// Proxy sets http_proxy, https_proxy and no_proxy; nil sets none.
 	Proxy *system.Proxy
-	// SecretFlags passes Token and CertificateKey as the script's -t and
-	// -k flags, for the reference's unchanged script. They then are in
-	// the script's argv on the node, for as long as it runs (not in the
-	// SSH command, logs or errors). False: they reach the script only
-	// as the environment variables MGMTKIT_KUBEADM_TOKEN and
-	// MGMTKIT_CERTIFICATE_KEY, which a script adapted to mgmtkit reads.
+	// SecretFlags is an opt-in that exposes Token and CertificateKey in
+	// the script's argv on the node (ps shows them to every user for as
+	// long as the script runs; they are never in the SSH command, logs or
+	// errors): the script runs as its own process, `bash SCRIPT FLAGS...
+	// -t TOKEN -k KEY`, as the reference runs it. Only for a script that
+	// works in no other way.
+	//
+	// By default (false) the script gets the same flags without any argv
+	// holding them: a bash that read the secrets from its standard input
+	// appends -t and -k to its positional parameters and runs the script
+	// in itself (`. SCRIPT`, with $0 the script's path), so the script's
+	// getopts sees -t and -k, as the reference's unchanged script expects.
+	// The script also has them as the shell variables (not exported)
+	// MGMTKIT_KUBEADM_TOKEN and MGMTKIT_CERTIFICATE_KEY.
 	SecretFlags bool
 	// Timeout bounds the run; [DefaultScriptTimeout] when 0.
 	Timeout time.Duration
@@ -137,19 +145,22 @@ func (o ScriptOptions) check(pkg *lcm.Package) []lcm.Problem {
 	return probs
 }
 
-// scriptWrapper runs the uploaded script ($1) as the reference runs it
-// (`bash SCRIPT FLAGS...` with its environment exported). The values
-// that may be secret come on standard input, one per line: http_proxy,
-// https_proxy, no_proxy, the token and the certificate key; empty lines
-// leave a variable unset. $2 is "yes" to add -t and -k from them, $3
-// ha_flag, $4 HTTP_PRIVATE_REGISTRIES ("" for none); the rest are the
-// script's flags.
+// scriptWrapper runs the uploaded script ($0) as the reference runs it
+// (`bash SCRIPT FLAGS...` with its environment exported), under bash.
+// The values that may be secret come on standard input, one per line:
+// http_proxy, https_proxy, no_proxy, the token and the certificate key;
+// empty lines leave a variable unset. $1 is "argv" to run the script as
+// a process of its own, with -t and -k in its argv, or "shell" to run it
+// in this shell (`.`), the flags only in the shell's positional
+// parameters (see ScriptOptions.SecretFlags); $2 is ha_flag, $3
+// HTTP_PRIVATE_REGISTRIES ("" for none); the rest are the script's
+// flags. The shell options the wrapper sets are undone before the script
+// runs, as a fresh bash would have them, and its own variable unset.
 const scriptWrapper = `set -eu
-script=$1 flags=$2
-ha_flag=$3
+mgmtkit_mode=$1 ha_flag=$2
 export ha_flag
-if [ -n "$4" ]; then HTTP_PRIVATE_REGISTRIES=$4; export HTTP_PRIVATE_REGISTRIES; fi
-shift 4
+if [ -n "$3" ]; then HTTP_PRIVATE_REGISTRIES=$3; export HTTP_PRIVATE_REGISTRIES; fi
+shift 3
 IFS= read -r http_proxy || true
 IFS= read -r https_proxy || true
 IFS= read -r no_proxy || true
@@ -159,18 +170,20 @@ if [ -n "$http_proxy" ]; then export http_proxy; else unset http_proxy; fi
 if [ -n "$https_proxy" ]; then export https_proxy; else unset https_proxy; fi
 if [ -n "$no_proxy" ]; then export no_proxy; else unset no_proxy; fi
 if [ -n "$MGMTKIT_KUBEADM_TOKEN" ]; then
-  export MGMTKIT_KUBEADM_TOKEN
-  if [ "$flags" = yes ]; then set -- "$@" -t "$MGMTKIT_KUBEADM_TOKEN"; fi
+  set -- "$@" -t "$MGMTKIT_KUBEADM_TOKEN"
 else
   unset MGMTKIT_KUBEADM_TOKEN
 fi
 if [ -n "$MGMTKIT_CERTIFICATE_KEY" ]; then
-  export MGMTKIT_CERTIFICATE_KEY
-  if [ "$flags" = yes ]; then set -- "$@" -k "$MGMTKIT_CERTIFICATE_KEY"; fi
+  set -- "$@" -k "$MGMTKIT_CERTIFICATE_KEY"
 else
   unset MGMTKIT_CERTIFICATE_KEY
 fi
-exec bash "$script" "$@" </dev/null`
+exec </dev/null
+if [ "$mgmtkit_mode" = argv ]; then exec bash "$0" "$@"; fi
+unset mgmtkit_mode
+set +eu
+. "$0"`
 
 // RunInstallScript runs o.Script, a file of the VNF package pkg (the
 // reference's install_k8s_cluster.sh, script_path), on a node, as the
@@ -184,9 +197,10 @@ exec bash "$script" "$@" </dev/null`
 // (`mktemp -d`, removed afterwards), and run through a fixed wrapper
 // with argv. The proxy URLs, the token and the certificate key travel on
 // standard input to the wrapper, never in the SSH command, so they are in
-// no transcript, log or error; the wrapper exports them (see
-// ScriptOptions.SecretFlags for the token and key: the reference passes
-// them as -t and -k flags, which this step does only when asked).
+// no transcript, log or error; the wrapper exports the proxy variables
+// and hands the script the token and key as its -t and -k flags without
+// putting them in any process's argv, unless o.SecretFlags opts in to
+// that (see [ScriptOptions.SecretFlags]).
 //
 // A script cannot be asked whether it has run: RunInstallScript always
 // runs it and reports Changed. Callers skip nodes already in the
@@ -239,9 +253,9 @@ func RunInstallScript(ctx context.Context, h remote.Host, pkg *lcm.Package, o Sc
 	if o.CACertHash != "" {
 		flags = append(flags, "-s", o.CACertHash)
 	}
-	secretFlags, ha := "no", "False"
+	mode, ha := "shell", "False"
 	if o.SecretFlags {
-		secretFlags = "yes"
+		mode = "argv"
 	}
 	if o.HA {
 		ha = "True"
@@ -262,7 +276,7 @@ func RunInstallScript(ctx context.Context, h remote.Host, pkg *lcm.Package, o Sc
 
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	args := append([]string{"sh", "-c", scriptWrapper, "mgmtkit-install-script", dst, secretFlags, ha, strings.Join(regs, ",")}, flags...)
+	args := append([]string{"bash", "-c", scriptWrapper, dst, mode, ha, strings.Join(regs, ",")}, flags...)
 	if _, err := h.Run(runCtx, remote.Cmd{Args: args, Stdin: strings.NewReader(stdin.String()), Stdout: o.Stdout, Secrets: secrets}); err != nil {
 		// The script may have changed the node before it failed.
 		return lcm.Changed("ran " + name + " (failed)"), stepErr(h, "running "+name, err)

@@ -1,6 +1,7 @@
 package kubeadm
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,29 +25,38 @@ func TestNodeStepScriptsArePOSIX(t *testing.T) {
 	})
 }
 
-// The install-script wrapper with the real dash and bash: the secrets
-// read from standard input reach the script as variables and, with
-// flags "yes", as -t and -k after the script's own flags.
+// The install-script wrapper with the real bash: the secrets read from
+// standard input reach the script as -t and -k after its own flags, in
+// both modes; sourced ("shell"), the script has $0 and BASH_SOURCE its
+// path, the shell options of a fresh bash, the token and key as
+// variables that its children do not inherit (run as a process, it has
+// the flags only), and no argv of any
+// process holds them (/proc/PID/cmdline of the script's bash, read from
+// within the script); run as a process ("argv"), its argv holds them.
 func TestScriptWrapperWithRealShells(t *testing.T) {
-	for _, p := range []string{"dash", "bash"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("no %s here", p)
-		}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash here")
 	}
 	script := filepath.Join(t.TempDir(), "install.sh")
-	if err := os.WriteFile(script, []byte(`printf '%s|' "$@" "$ha_flag" "${HTTP_PRIVATE_REGISTRIES-unset}" "${http_proxy-unset}" "${https_proxy-unset}" "$MGMTKIT_KUBEADM_TOKEN" "${MGMTKIT_CERTIFICATE_KEY-unset}"`), 0o700); err != nil {
+	body := `printf '%s|' "$@" "$ha_flag" "${HTTP_PRIVATE_REGISTRIES-unset}" "${http_proxy-unset}" "${https_proxy-unset}" "${MGMTKIT_KUBEADM_TOKEN-unset}" "${MGMTKIT_CERTIFICATE_KEY-unset}" "$0" "${BASH_SOURCE[0]}" "$-" "${mgmtkit_mode-unset}"
+bash -c 'printf "%s|" "child:${MGMTKIT_KUBEADM_TOKEN-unset}"'
+if [ -r /proc/$$/cmdline ]; then tr '\0' ' ' </proc/$$/cmdline | grep -q tok.en && printf 'argv:yes|' || printf 'argv:no|'; fi
+exit 3
+`
+	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ flags, regs, stdin, want string }{
-		{"yes", `"r:5000"`, "http://p:1\n\n\ntok.en\nkey\n", `-w|10.0.0.12|-t|tok.en|-k|key|True|"r:5000"|http://p:1|unset|tok.en|key|`},
-		{"no", "", "\n\n\ntok.en\n\n", `-w|10.0.0.12|True|unset|unset|unset|tok.en|unset|`},
+	for _, tc := range []struct{ mode, regs, stdin, want string }{
+		{"argv", `"r:5000"`, "http://p:1\n\n\ntok.en\nkey\n", `-w|10.0.0.12|-t|tok.en|-k|key|True|"r:5000"|http://p:1|unset|unset|unset|` + script + "|" + script + "|hB|unset|child:unset|argv:yes|"},
+		{"shell", "", "\n\n\ntok.en\n\n", `-w|10.0.0.12|-t|tok.en|True|unset|unset|unset|tok.en|unset|` + script + "|" + script + "|hBc|unset|child:unset|argv:no|"},
 	} {
-		cmd := exec.Command("dash", "-c", scriptWrapper, "mgmtkit-install-script", script, tc.flags, "True", tc.regs, "-w", "10.0.0.12")
+		cmd := exec.Command("bash", "-c", scriptWrapper, script, tc.mode, "True", tc.regs, "-w", "10.0.0.12")
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 		cmd.Stdin = strings.NewReader(tc.stdin)
 		out, err := cmd.CombinedOutput()
-		if err != nil || string(out) != tc.want {
-			t.Errorf("flags %s: %q, %v; want %q", tc.flags, out, err, tc.want)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 3 || string(out) != tc.want {
+			t.Errorf("mode %s: %q, %v; want %q and exit status 3", tc.mode, out, err, tc.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package kubeadm_test
 import (
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -11,6 +12,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
 
 // recordScript parses the reference's flags with getopts (tacker
@@ -60,8 +62,22 @@ func TestRunInstallScript(t *testing.T) {
 			t.Errorf("the script lacks %q:\n%s", want, rec)
 		}
 	}
-	if strings.Contains(rec, "t=") || strings.Contains(rec, "k=") {
-		t.Errorf("secrets passed as flags without SecretFlags:\n%s", rec)
+	// The token and key as the reference's -t and -k, in no argv: the
+	// script ran sourced by the wrapper's bash, its $0 its own path.
+	for _, want := range []string{"t=" + token + "\n", "k=" + key + "\n", "self=/tmp/mgmtkit-script."} {
+		if !strings.Contains(rec, want) {
+			t.Errorf("the script lacks %q:\n%s", want, rec)
+		}
+	}
+	argvHas := func(s string) bool {
+		return slices.ContainsFunc(n.host.SSH.Calls(), func(c sshtest.Call) bool {
+			return slices.ContainsFunc(c.Args, func(a string) bool { return strings.Contains(a, s) })
+		})
+	}
+	for _, s := range []string{token, key} {
+		if argvHas(s) {
+			t.Errorf("a secret in a process's argv without SecretFlags")
+		}
 	}
 	if stdout.String() != "token: printed\n" {
 		t.Errorf("stdout %q", stdout.String())
@@ -73,8 +89,9 @@ func TestRunInstallScript(t *testing.T) {
 		t.Errorf("left in /tmp: %v", ents)
 	}
 
-	// The reference's own flags, for its unchanged script: the secrets
-	// reach its argv on the node, never the SSH command.
+	// The opt-in: the script as a process of its own, the secrets in its
+	// argv on the node, never in the SSH command.
+	n.host.SSH.ResetTranscript()
 	o.SecretFlags, o.Proxy, o.HTTPRegistries, o.HA = true, nil, nil, false
 	if _, err := kubeadm.RunInstallScript(n.ctx, n.ssh, pkg, o); err != nil {
 		t.Fatal(err)
@@ -84,6 +101,9 @@ func TestRunInstallScript(t *testing.T) {
 		if !strings.Contains(rec, want) {
 			t.Errorf("the script lacks %q:\n%s", want, rec)
 		}
+	}
+	if !argvHas(token) || !argvHas(key) {
+		t.Error("SecretFlags: the secrets are not in the script's argv")
 	}
 	for _, e := range n.host.SSH.Transcript() {
 		if strings.Contains(e.Command, token) || strings.Contains(e.Command, key) {

@@ -53,7 +53,7 @@ func TestJoinRefusedForATokenTheAPIServerDoesNotHold(t *testing.T) {
 		t.Fatal(err)
 	}
 	endpoint := master.NICAddress + ":6443"
-	good, err := kubeadm.NewJoinInfo(c.Ctx, mh, endpoint, false)
+	good, err := kubeadm.NewJoinInfo(c.Ctx, mh, master.NICAddress, endpoint, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestJoinRefusedForATokenTheAPIServerDoesNotHold(t *testing.T) {
 		t.Error("the API server authenticates a token it never held")
 	}
 
-	deleted, err := kubeadm.NewJoinInfo(c.Ctx, mh, endpoint, false)
+	deleted, err := kubeadm.NewJoinInfo(c.Ctx, mh, master.NICAddress, endpoint, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +57,7 @@ type nodeOpts struct {
 	noForward  bool // leave ip_forward at 0
 	extraPkgs  []string
 	noKubePkgs bool
+	nic        bool // give the NIC the address ip/24 (and so a default route)
 }
 
 // node starts a machine at ip with containerd and the v1.36 packages,
@@ -89,7 +91,11 @@ func (e *env) node(hostname, ip string, o ...nodeOpts) *node {
 		pkgs = append(pkgs, "kubelet", "kubeadm", "kubectl")
 	}
 	pkgs = append(pkgs, opt.extraPkgs...)
-	m := ubuntu.Install(srv, ubuntu.Options{Catalog: cat, Packages: pkgs, UpdatedLists: true})
+	var addrs []netip.Prefix
+	if opt.nic {
+		addrs = []netip.Prefix{netip.PrefixFrom(netip.MustParseAddr(ip), 24)}
+	}
+	m := ubuntu.Install(srv, ubuntu.Options{Catalog: cat, Packages: pkgs, UpdatedLists: true, Addresses: addrs})
 	e.net.AddMachine(ip, m)
 	policy, err := remote.PinnedHostKey(string(ssh.MarshalAuthorizedKey(srv.HostKey())))
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -19,6 +20,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
 )
 
 // initPlan is an init configuration with kubeadm's defaults and dynamic
@@ -60,6 +63,9 @@ func (r *kubeadmRun) planInit(cfg *kubeadmConfig) (*initPlan, error) {
 	var err error
 	pl.address, err = r.advertiseAddress(pl.init.LocalAPIEndpoint.AdvertiseAddress, "localAPIEndpoint.advertiseAddress")
 	if err != nil {
+		return nil, err
+	}
+	if err := verifyBindAddress(pl.address); err != nil {
 		return nil, err
 	}
 	pl.port = int(pl.init.LocalAPIEndpoint.BindPort)
@@ -176,18 +182,16 @@ func checkCRISocket(s string) error {
 }
 
 // advertiseAddress returns the configured address, or the address
-// kubeadm would choose: the default route's interface address
-// (k8s.io/apimachinery/pkg/util/net ChooseHostInterface), here the first
-// global address `ip -o addr show` lists on the NIC, else
-// [hostAddress].
+// kubeadm chooses when it is empty (cmd/kubeadm/app/util/config/
+// initconfiguration.go SetAPIEndpointDynamicDefaults, through
+// common.go ChooseAPIServerBindAddress and
+// k8s.io/apimachinery/pkg/util/net/interface.go ResolveBindAddress and
+// chooseHostInterface): see [kubeadmRun.hostInterfaceAddress]. With no
+// default route at all, kubeadm warns and takes 0.0.0.0, which the
+// command then refuses ([verifyBindAddress]).
 func (r *kubeadmRun) advertiseAddress(a, field string) (string, error) {
 	if a == "" {
-		if a = r.nicAddress(); a == "" {
-			if a = hostAddress(r.m); a == "" {
-				return "", fmt.Errorf("unable to select an IP from default routes")
-			}
-		}
-		return a, nil
+		return r.hostInterfaceAddress()
 	}
 	if _, err := netip.ParseAddr(a); err != nil {
 		return "", fmt.Errorf("%s: Invalid value: %q: Validation failed for AdvertiseAddress", field, a)
@@ -195,10 +199,100 @@ func (r *kubeadmRun) advertiseAddress(a, field string) (string, error) {
 	return a, nil
 }
 
+// verifyBindAddress is cmd/kubeadm/app/util/config/common.go
+// VerifyAPIServerBindAddress, which `kubeadm init` (and each of its
+// phases, cmd/kubeadm/app/cmd/init.go newInitData) and a control-plane
+// `kubeadm join` (cmd/join.go newJoinData) run on the advertise address:
+// a loopback address passes, else it must be a global unicast address.
+func verifyBindAddress(a string) error {
+	ip, err := netip.ParseAddr(a)
+	if err != nil {
+		return fmt.Errorf("cannot parse IP address: %s", a)
+	}
+	if !ip.IsLoopback() && !ip.IsGlobalUnicast() {
+		return fmt.Errorf("cannot use %q as the bind address for the API Server", a)
+	}
+	return nil
+}
+
+// Where the kernel shows the routing tables (see internal/sim/ubuntu
+// Machine.SetDefaultRoute), as k8s.io/apimachinery/pkg/util/net reads
+// them.
+const (
+	ipv4RouteFile = "/proc/net/route"
+	ipv6RouteFile = "/proc/net/ipv6_route"
+)
+
+// hostInterfaceAddress is the address k8s.io/apimachinery/pkg/util/net
+// chooseHostInterface (interface.go) finds, IPv4 preferred: without
+// /proc/net/route, the first global address of an interface that is up
+// (chooseIPFromHostInterfaces; here [kubeadmRun.nicAddress], else
+// [hostAddress]); otherwise the default routes of /proc/net/route and
+// /proc/net/ipv6_route (getAllDefaultRoutes: a destination of 0, and for
+// IPv6 a gateway that is not ::), and the first address of the route's
+// family on the route's interface (chooseHostInterfaceFromRoute). With
+// no default route, kubeadm logs a warning and uses 0.0.0.0
+// (ChooseAPIServerBindAddress on noRoutesError); with default routes
+// but no address on their interfaces it fails.
+func (r *kubeadmRun) hostInterfaceAddress() (string, error) {
+	v4, err := r.p.FS.ReadFile(ipv4RouteFile)
+	if err != nil {
+		if a := r.nicAddress(0); a != "" {
+			return a, nil
+		}
+		if a := hostAddress(r.m); a != "" {
+			return a, nil
+		}
+		return "", errors.New("unable to select an IP from default routes")
+	}
+	type route struct {
+		iface string
+		v6    bool
+	}
+	var routes []route
+	for _, line := range strings.Split(string(v4), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[0] == "Iface" {
+			continue
+		}
+		if f[1] == "00000000" {
+			routes = append(routes, route{iface: f[0]})
+		}
+	}
+	v6, _ := r.p.FS.ReadFile(ipv6RouteFile) // optional, as upstream
+	zero := strings.Repeat("0", 32)
+	for _, line := range strings.Split(string(v6), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 10 {
+			continue
+		}
+		if f[0] == zero && f[4] != zero {
+			routes = append(routes, route{iface: f[9], v6: true})
+		}
+	}
+	if len(routes) == 0 {
+		r.klogWarning("common.go:198", fmt.Sprintf("WARNING: could not obtain a bind address for the API Server: no default routes found in %q or %q; using: 0.0.0.0", ipv4RouteFile, ipv6RouteFile))
+		return "0.0.0.0", nil
+	}
+	for _, family := range []int{4, 6} {
+		for _, rt := range routes {
+			if rt.v6 != (family == 6) || rt.iface != ubuntu.NIC {
+				continue
+			}
+			if a := r.nicAddress(family); a != "" {
+				return a, nil
+			}
+		}
+	}
+	return "", errors.New("unable to select an IP from default routes")
+}
+
 // nicAddress is the first address of the machine's NIC as `ip -o addr
 // show` prints it ("2: ens3    inet 10.0.0.5/24 brd ... scope global
-// ens3\\ ..."), "" when there is none.
-func (r *kubeadmRun) nicAddress() string {
+// ens3\\ ..."), of the family 4 or 6 (any with 0), "" when there is
+// none. The simulated cloud's addresses are loopback ones (127.0.1.x):
+// they count, except 127.0.0.1.
+func (r *kubeadmRun) nicAddress(family int) string {
 	var out strings.Builder
 	q := *r.p
 	q.Stdout, q.Stderr, q.Stdin = &out, discard{}, strings.NewReader("")
@@ -208,6 +302,9 @@ func (r *kubeadmRun) nicAddress() string {
 	for _, line := range strings.Split(out.String(), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 4 || f[1] == "lo:" || f[1] == "lo" || (f[2] != "inet" && f[2] != "inet6") {
+			continue
+		}
+		if family == 4 && f[2] != "inet" || family == 6 && f[2] != "inet6" {
 			continue
 		}
 		if p, err := netip.ParsePrefix(f[3]); err == nil && p.Addr().IsGlobalUnicast() || err == nil && p.Addr().IsLoopback() && p.Addr().String() != "127.0.0.1" {
@@ -801,11 +898,17 @@ func (r *kubeadmRun) tokenCreate() int {
 }
 
 // uploadCertsPhase is `kubeadm init phase upload-certs --upload-certs
-// --config FILE` on a control plane.
+// --config FILE` on a control plane. Like every phase of init, it loads
+// and checks the whole configuration first (cmd/kubeadm/app/cmd/init.go
+// newInitData), the advertise address included: without one, on a
+// machine without a default route, it fails as init would.
 func (r *kubeadmRun) uploadCertsPhase() int {
 	cfg, code, ok := r.readConfig("initconfiguration.go:332")
 	if !ok {
 		return code
+	}
+	if _, err := r.planInit(cfg); err != nil {
+		return r.fail("", "%v", err)
 	}
 	if !r.c.Has("--upload-certs") {
 		r.out("[upload-certs] Skipping phase. Please see --upload-certs")

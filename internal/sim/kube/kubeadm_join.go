@@ -62,8 +62,18 @@ func (r *kubeadmRun) join() int {
 	var err error
 	if cp != nil {
 		address, err = r.advertiseAddress(cp.LocalAPIEndpoint.AdvertiseAddress, "controlPlane.localAPIEndpoint.advertiseAddress")
+		if err == nil {
+			// cmd/kubeadm/app/cmd/join.go newJoinData.
+			err = verifyBindAddress(address)
+		}
 	} else {
 		address, err = r.advertiseAddress(nodeIPArg(nr.KubeletExtraArgs), "nodeRegistration.kubeletExtraArgs.node-ip")
+		if address == "0.0.0.0" {
+			// A worker's kubelet without --node-ip and without a default
+			// route takes its host name's address
+			// (pkg/kubelet/nodestatus/setters.go NodeAddress).
+			address = hostAddress(r.m)
+		}
 	}
 	if err != nil {
 		return r.fail("", "%v", err)

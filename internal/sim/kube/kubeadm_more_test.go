@@ -178,6 +178,48 @@ func TestUploadCertsPhase(t *testing.T) {
 	}
 }
 
+// An init configuration without localAPIEndpoint.advertiseAddress, as
+// an upload-certs phase may be given, makes kubeadm choose the address
+// of the default route's interface; on a machine without a default
+// route it warns, takes 0.0.0.0 and refuses it, before anything is
+// uploaded. Named, the address needs no route.
+func TestUploadCertsWithoutDefaultRoute(t *testing.T) {
+	e := newEnv(t)
+	m1 := e.node("master1", "10.0.5.5", nodeOpts{nic: true})
+	m1.write("/etc/kubernetes/mgmtkit/init.yaml", initYAML("master-10-0-5-5", "10.0.5.5", "10.0.5.5:6443", ""), 0o600)
+	m1.mustRun(true, "kubeadm init --config /etc/kubernetes/mgmtkit/init.yaml --skip-token-print")
+	const upload = "kubeadm init phase upload-certs --upload-certs --config /etc/kubernetes/mgmtkit/upload-certs.yaml --skip-certificate-key-print"
+	unnamed := fmt.Sprintf(`apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+certificateKey: %s
+nodeRegistration:
+  criSocket: unix:///var/run/containerd/containerd.sock
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: v1.36.2
+`, certKey)
+	m1.write("/etc/kubernetes/mgmtkit/upload-certs.yaml", unnamed, 0o600)
+	m1.mustRun(true, upload)
+
+	m1.SetDefaultRoute(false)
+	r := m1.run(true, upload)
+	if r.code != 1 || !strings.Contains(r.stderr, `cannot use "0.0.0.0" as the bind address for the API Server`) || !strings.Contains(r.stderr, `no default routes found in "/proc/net/route" or "/proc/net/ipv6_route"; using: 0.0.0.0`) || strings.Contains(r.stdout, "Storing the certificates") {
+		t.Errorf("upload-certs without a default route nor an advertise address: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	named := strings.Replace(unnamed, "nodeRegistration:", "localAPIEndpoint:\n  advertiseAddress: 10.0.5.5\nnodeRegistration:", 1)
+	m1.write("/etc/kubernetes/mgmtkit/upload-certs.yaml", named, 0o600)
+	m1.mustRun(true, upload)
+
+	// init itself, on a fresh machine without a default route.
+	m2 := e.node("master2", "10.0.5.6", nodeOpts{nic: true})
+	m2.SetDefaultRoute(false)
+	m2.write("/etc/kubernetes/mgmtkit/init.yaml", strings.Replace(initYAML("master-10-0-5-6", "10.0.5.6", "", ""), "  advertiseAddress: 10.0.5.6\n", "", 1), 0o600)
+	if r := m2.run(true, "kubeadm init --config /etc/kubernetes/mgmtkit/init.yaml"); r.code != 1 || !strings.Contains(r.stderr, `cannot use "0.0.0.0" as the bind address`) {
+		t.Errorf("init without a default route nor an advertise address: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
 // haproxyCfg is HAProxy's configuration as the SDK renders it (kubeadm
 // package, ConfigureHAProxy).
 func haproxyCfg(backends ...string) string {

@@ -7,7 +7,7 @@ import (
 
 // The kubeadm configuration API as the fake kubeadm decodes it: our own
 // copy of the fields of kubeadm.k8s.io/v1beta4 (kubernetes/kubernetes
-// cmd/kubeadm/app/apis/kubeadm/v1beta4/types.go) and of
+// cmd/kubeadm/app/apis/kubeadm/v1beta4/types.go, at v1.36.3) and of
 // kubelet.config.k8s.io/v1beta1's KubeletConfiguration
 // (staging/src/k8s.io/kubelet/config/v1beta1/types.go) and
 // kubeproxy.config.k8s.io/v1alpha1's KubeProxyConfiguration
@@ -176,9 +176,11 @@ type kubeadmLocalEtcd struct {
 
 type kubeadmExternalEtcd struct {
 	Endpoints []string `json:"endpoints"`
-	CAFile    string   `json:"caFile"`
-	CertFile  string   `json:"certFile"`
-	KeyFile   string   `json:"keyFile"`
+	// HTTPEndpoints is new in 1.36 (v1beta4 types.go ExternalEtcd).
+	HTTPEndpoints []string `json:"httpEndpoints,omitempty"`
+	CAFile        string   `json:"caFile"`
+	CertFile      string   `json:"certFile"`
+	KeyFile       string   `json:"keyFile"`
 }
 
 type kubeadmDiscovery struct {

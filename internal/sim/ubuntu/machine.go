@@ -79,6 +79,8 @@ type Machine struct {
 	nextPID       int
 	rootParts     []rootPart
 	addrs         []netip.Prefix // the NIC's, Options.Addresses
+	// noDefaultRoute: SetDefaultRoute(false) took the default routes away.
+	noDefaultRoute bool
 }
 
 // pkgState is a package dpkg knows about.
@@ -152,6 +154,7 @@ func Install(srv *sshtest.Server, opts Options) *Machine {
 	}
 	m.mu.Lock()
 	m.writeProcKernelLocked()
+	m.writeProcRoutesLocked()
 	m.mu.Unlock()
 	if m.arch != "amd64" {
 		// sshtest's uname answers x86_64.
