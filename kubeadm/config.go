@@ -58,6 +58,18 @@ type initConfiguration struct {
 	// CertificateKey encrypts the control-plane certificates that
 	// upload-certs stores in the kubeadm-certs Secret: 32 bytes, hex.
 	CertificateKey string `json:"certificateKey,omitempty"`
+	// BootstrapTokens are the tokens kubeadm init makes; each without
+	// its token, which kubeadm then generates
+	// (SetBootstrapTokensDynamicDefaults in
+	// cmd/kubeadm/app/util/config/initconfiguration.go).
+	BootstrapTokens []bootstrapToken `json:"bootstrapTokens,omitempty"`
+}
+
+// bootstrapToken is kubeadm's BootstrapToken without the token
+// (k8s.io/kubernetes cmd/kubeadm/app/apis/bootstraptoken/v1/types.go).
+type bootstrapToken struct {
+	Description string `json:"description,omitempty"`
+	TTL         string `json:"ttl,omitempty"`
 }
 
 // clusterConfiguration is kubeadm's ClusterConfiguration.
@@ -161,6 +173,10 @@ func renderInitConfig(o InitOptions, version string) ([]byte, error) {
 			TypeMeta:         kubeadmMeta("InitConfiguration"),
 			NodeRegistration: nodeRegistration(o.NodeName, o.AdvertiseAddress),
 			LocalAPIEndpoint: apiEndpoint{AdvertiseAddress: o.AdvertiseAddress, BindPort: APIServerPort},
+			// kubeadm init makes a token whatever the configuration says;
+			// named, short-lived, and deleted after init (see
+			// [InitTokenDescription]).
+			BootstrapTokens: []bootstrapToken{{Description: InitTokenDescription, TTL: InitTokenTTL}},
 		},
 		clusterConfiguration{
 			TypeMeta:             kubeadmMeta("ClusterConfiguration"),

@@ -43,6 +43,7 @@ const (
 	StepRevokeVIM        = "revoke-vim-credentials"
 	StepInstallScript    = "install-script"
 	StepHealUnmanaged    = "heal-unmanaged"
+	StepDeleteTokens     = "delete-bootstrap-tokens"
 )
 
 // Hooks builds, scales, heals and tears down a kubeadm cluster on a VNF's
@@ -432,11 +433,16 @@ func (r *run) initialize(ctx context.Context) (kubeapi.Kubectl, lcm.Node, error)
 	}
 	first := r.topo.Masters[0]
 	var k kubeapi.Kubectl
-	err := r.OnNodes(ctx, StepInit, []lcm.Node{first}, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
+	if err := r.OnNodes(ctx, StepInit, []lcm.Node{first}, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
 		k = kubeapi.Kubectl{Host: h}
 		return r.nodes.initialize(ctx, r, n, h)
+	}); err != nil {
+		return k, first, err
+	}
+	// No node joins with init's token: each join gets one of its own.
+	return k, first, r.Once(ctx, StepDeleteTokens, first, func(ctx context.Context) (lcm.Result, error) {
+		return DeleteBootstrapTokens(ctx, k, nil, InitTokenDescription, kubeadmInitTokenDescription)
 	})
-	return k, first, err
 }
 
 // initOptions returns kubeadm init's options for the first master n.
@@ -466,7 +472,7 @@ func (r *run) initOptions(n lcm.Node) InitOptions {
 // waited for until Ready, and then handed to the node builder's joined.
 // A join token (and, for masters, an upload of the control-plane
 // certificates) is created only when a node needs it.
-func (r *run) join(ctx context.Context, k kubeapi.Kubectl, cp lcm.Node, nodes []lcm.Node) error {
+func (r *run) join(ctx context.Context, k kubeapi.Kubectl, cp lcm.Node, nodes []lcm.Node) (err error) {
 	registered, err := k.Nodes(ctx)
 	if err != nil {
 		return err
@@ -497,6 +503,24 @@ func (r *run) join(ctx context.Context, k kubeapi.Kubectl, cp lcm.Node, nodes []
 		infos[controlPlane] = &i
 		return i, nil
 	}
+	// The tokens made here, and the control-plane certificates uploaded
+	// for them, are deleted once the joins are over, whether they
+	// succeeded or not: a run again makes fresh ones.
+	defer func() {
+		if len(infos) == 0 {
+			return
+		}
+		var ids, descs []string
+		for _, i := range infos {
+			ids = append(ids, i.TokenID())
+		}
+		if infos[true] != nil {
+			descs = append(descs, certsTokenDescription)
+		}
+		err = errors.Join(err, r.Once(ctx, StepDeleteTokens, cp, func(ctx context.Context) (lcm.Result, error) {
+			return DeleteBootstrapTokens(ctx, k, ids, descs...)
+		}))
+	}()
 	joinOne := func(controlPlane bool) plumbing.NodeFunc {
 		return func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
 			res := lcm.Unchanged

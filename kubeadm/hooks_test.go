@@ -11,10 +11,13 @@ import (
 	"testing/fstest"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/mgmtkit/mgmtkit/internal/kubescenarios"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/samples"
@@ -95,9 +98,14 @@ func TestJoinFaultThenRerunConverges(t *testing.T) {
 	if err == nil {
 		t.Fatal("the first run passed")
 	}
-	last := res.Steps[len(res.Steps)-1]
-	if last.Step != kubeadm.StepJoinWorker || len(last.Hosts) != 2 {
-		t.Fatalf("first run ended in %+v", last)
+	// The joins ended the run; the token made for them was deleted after.
+	steps := stepNames(res)
+	if n := len(steps); n < 2 || steps[n-2] != kubeadm.StepJoinWorker || steps[n-1] != kubeadm.StepDeleteTokens {
+		t.Fatalf("first run ended in %v", steps)
+	}
+	last := res.Steps[len(res.Steps)-2]
+	if len(last.Hosts) != 2 {
+		t.Fatalf("the workers' joins: %+v", last)
 	}
 	for _, h := range last.Hosts {
 		switch {
@@ -148,11 +156,12 @@ func TestCompatModeRunsTheScriptOnTheFirstMaster(t *testing.T) {
 	c.Op.Package = compatPackage(t)
 	c.Hooks.InstallScript = true
 	res, err := c.Hooks.Instantiate(c.Ctx, lcm.InstantiateEnd, c.Op)
-	// The recording script builds nothing: kubectl is not even there.
-	if err == nil || !strings.Contains(err.Error(), kubeadm.StepCNI) {
-		t.Fatalf("error %v, want the CNI step to find no cluster", err)
+	// The recording script builds nothing: kubectl is not even there
+	// when init's token is to be deleted.
+	if err == nil || !strings.Contains(err.Error(), kubeadm.StepDeleteTokens) {
+		t.Fatalf("error %v, want the token cleanup to find no cluster", err)
 	}
-	if got := stepNames(res); !slices.Equal(got, []string{kubeadm.StepPrepare, kubeadm.StepInit, kubeadm.StepCNI}) {
+	if got := stepNames(res); !slices.Equal(got, []string{kubeadm.StepPrepare, kubeadm.StepInit, kubeadm.StepDeleteTokens}) {
 		t.Errorf("steps %v", got)
 	}
 	m, w := c.VNF.HostsWithRole(lcm.RoleMaster)[0], c.VNF.HostsWithRole(lcm.RoleWorker)[0]
@@ -323,4 +332,37 @@ func TestHealWithAWrongPasswordKeepsTheNode(t *testing.T) {
 	if _, ok := c.Nodes()[kubeadm.NodeName(lcm.RoleWorker, w.NICAddress)]; !ok {
 		t.Error("the worker's Node was deleted though its kubelet runs on")
 	}
+}
+
+// No bootstrap token outlives the hook that made it: init's is deleted
+// after init, each join's after the joins, and the control-plane
+// certificates uploaded for a master's join with theirs.
+func TestBootstrapTokensAreDeleted(t *testing.T) {
+	c := kubescenarios.NewCluster(t, sim.ClusterShape{Masters: 3, Workers: 1}, sim.Options{})
+	tokens := func(when string) {
+		t.Helper()
+		var list corev1.SecretList
+		if err := c.Kubectl().List(c.Ctx, &list, "secrets", "kube-system", kubeapi.ListOptions{FieldSelector: "type=bootstrap.kubernetes.io/token"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range list.Items {
+			t.Errorf("%s: token %s (%q) is left", when, s.Name, s.Data["description"])
+		}
+		var certs corev1.Secret
+		if found, err := c.Kubectl().Get(c.Ctx, &certs, "secrets", "kube-system", "kubeadm-certs"); err != nil || found {
+			t.Errorf("%s: the kubeadm-certs Secret is left (%v)", when, err)
+		}
+	}
+	res := c.Instantiate()
+	c.AssertNodes()
+	if n := strings.Count(strings.Join(stepNames(res), " "), kubeadm.StepDeleteTokens); n != 2 {
+		t.Errorf("instantiate deleted tokens %d times, want after init and after the joins: %v", n, stepNames(res))
+	}
+	tokens("after instantiate")
+	m := c.VNF.HostsWithRole(lcm.RoleMaster)[1]
+	if err := c.Heal(m); err != nil {
+		t.Fatal(err)
+	}
+	c.AssertNodes()
+	tokens("after a master's heal")
 }

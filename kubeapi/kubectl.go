@@ -137,6 +137,53 @@ func (k Kubectl) Get(ctx context.Context, into any, kind, namespace, name string
 	return k.getJSON(ctx, into, args...)
 }
 
+// ListOptions select what [Kubectl.List] lists; empty selects every
+// object of the kind.
+type ListOptions struct {
+	// FieldSelector is kubectl's --field-selector ("type=...",
+	// "spec.nodeName=..."): the fields the API server can select the
+	// kind by.
+	FieldSelector string
+	// LabelSelector is kubectl's --selector ("app=web,tier!=db").
+	LabelSelector string
+}
+
+// List reads the objects of kind in namespace that o selects (`kubectl
+// get KIND [--namespace=NAMESPACE] [--field-selector=...] [--selector=...]
+// -o json`) into into, a pointer to the kind's list type
+// (*corev1.SecretList, *corev1.PersistentVolumeList, ...). kind and
+// namespace are as for [Kubectl.Get]. The selectors are arguments of
+// kubectl, never of a shell.
+func (k Kubectl) List(ctx context.Context, into any, kind, namespace string, o ListOptions) error {
+	var p optProblems
+	if msg := kindMsg(kind); msg != "" {
+		p.addf("kind", "%s", msg)
+	}
+	if namespace != "" {
+		if msg := namespaceMsg(namespace); msg != "" {
+			p.addf("namespace", "%s", msg)
+		}
+	}
+	if into == nil {
+		p.addf("into", "must be a pointer to decode the list into")
+	}
+	if err := p.err(); err != nil {
+		return err
+	}
+	args := []string{kind}
+	if namespace != "" {
+		args = append(args, "--namespace="+namespace)
+	}
+	if o.FieldSelector != "" {
+		args = append(args, "--field-selector="+o.FieldSelector)
+	}
+	if o.LabelSelector != "" {
+		args = append(args, "--selector="+o.LabelSelector)
+	}
+	_, err := k.getJSON(ctx, into, args...)
+	return err
+}
+
 // Delete deletes the object of kind called name in namespace, as
 // `kubectl delete KIND NAME [--namespace=NAMESPACE] --ignore-not-found`
 // does, waiting until it is gone (kubectl delete's --wait, true by
