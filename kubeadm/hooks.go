@@ -142,6 +142,9 @@ func (c *Hooks) Instantiate(ctx context.Context, hook lcm.Hook, op Op) (*lcm.Hoo
 		if err := checkPodCapacity(r.op.Params, cni.net, len(r.topo.Nodes())); err != nil {
 			return err // nothing has run
 		}
+		if err := r.preflight(ctx, r.topo.Nodes()); err != nil {
+			return err // nothing has changed
+		}
 		return r.instantiate(ctx, cni)
 	})
 }
@@ -246,7 +249,11 @@ func (c *Hooks) ScaleOut(ctx context.Context, hook lcm.Hook, op Op, req lcm.Scal
 		if err := checkPodCapacity(op.Params, cni.net, len(r.topo.Nodes())); err != nil {
 			return err // nothing has run
 		}
-		return r.addNodes(ctx, heat.ScaleOutTargets(heat.KnownNodes(op.Instance), r.topo.Workers))
+		targets := heat.ScaleOutTargets(heat.KnownNodes(op.Instance), r.topo.Workers)
+		if err := r.preflight(ctx, targets); err != nil {
+			return err // nothing has changed
+		}
+		return r.addNodes(ctx, targets)
 	})
 }
 
@@ -323,6 +330,9 @@ func (c *Hooks) HealEnd(ctx context.Context, hook lcm.Hook, op Op, req lcm.HealV
 		plan, err := r.healTargets(req)
 		if err != nil || len(plan) == 0 {
 			return err
+		}
+		if err := r.preflight(ctx, plan); err != nil {
+			return err // nothing has changed
 		}
 		return r.addNodes(ctx, plan)
 	})
