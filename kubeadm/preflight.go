@@ -150,7 +150,7 @@ func (r *run) checkVersion(ctx context.Context, nodes []lcm.Node) error {
 				mu.Lock()
 				lacking[n.Resource] = true
 				mu.Unlock()
-				return lcm.Result{Detail: fmt.Sprintf("%s %s is not installed", name, v)}, nil
+				return lcm.Result{Detail: fmt.Sprintf("kubeadm, kubelet and kubectl %s are not all installed", v)}, nil
 			}
 		}
 		return lcm.Result{Detail: fmt.Sprintf("kubeadm, kubelet and kubectl %s installed", have["kubeadm"])}, nil
@@ -177,7 +177,7 @@ func (r *run) checkVersion(ctx context.Context, nodes []lcm.Node) error {
 		}
 	}
 	rs[i].Err = fmt.Errorf("kubeadm: kubernetes_version %s: reading its package repository failed (nothing was changed): %w", v, err)
-	return rs[i].Err
+	return &lcm.HostError{Host: n.Name(), Step: StepPreflight, Err: rs[i].Err}
 }
 
 // installedKubernetes returns the versions of kubeadm, kubelet and
