@@ -28,6 +28,10 @@ type nodeBuilder interface {
 	join(ctx context.Context, r *run, n lcm.Node, h remote.Host, ji JoinInfo) (lcm.Result, error)
 	// joined finishes nodes once every one of them is a member and Ready.
 	joined(ctx context.Context, r *run, nodes []lcm.Node) error
+	// installsPackages reports whether build installs kubeadm, kubelet
+	// and kubectl at kubernetes_version from pkgs.k8s.io, which the
+	// preflight then checks the repository offers.
+	installsPackages() bool
 }
 
 // builder returns how the hooks build the nodes of a cluster with
@@ -88,6 +92,9 @@ func (nativeBuilder) join(ctx context.Context, _ *run, n lcm.Node, h remote.Host
 // joined has nothing left to do: the extensions ran before the join.
 func (nativeBuilder) joined(context.Context, *run, []lcm.Node) error { return nil }
 
+// installsPackages is true: build installs kubernetes_version.
+func (nativeBuilder) installsPackages() bool { return true }
+
 // scriptBuilder builds nodes with the VNF package's install script
 // ([RunInstallScript]): the script installs the runtime and Kubernetes
 // and runs kubeadm itself, so building only prepares the node, and the
@@ -117,6 +124,9 @@ func (scriptBuilder) join(ctx context.Context, r *run, n lcm.Node, h remote.Host
 func (scriptBuilder) joined(ctx context.Context, r *run, nodes []lcm.Node) error {
 	return r.op.Extensions.BeforeJoin(ctx, r.Runner, nodes)
 }
+
+// installsPackages is false: the script installs Kubernetes its own way.
+func (scriptBuilder) installsPackages() bool { return false }
 
 // scriptOptions returns the install script's options for node n: a
 // master's run (every master, the first first, and the cluster's

@@ -128,6 +128,9 @@ func (c *Hooks) Instantiate(ctx context.Context, hook lcm.Hook, op Op) (*lcm.Hoo
 		if err := checkPodCapacity(r.op.Params, cni.net, len(r.topo.Nodes())); err != nil {
 			return err // nothing has run
 		}
+		if err := r.preflight(ctx, r.topo.Nodes()); err != nil {
+			return err // nothing has changed
+		}
 		return r.instantiate(ctx, cni)
 	})
 }
@@ -235,7 +238,11 @@ func (c *Hooks) ScaleOut(ctx context.Context, hook lcm.Hook, op Op, req lcm.Scal
 		if err := checkPodCapacity(op.Params, cni.net, len(r.topo.Nodes())); err != nil {
 			return err // nothing has run
 		}
-		return r.addNodes(ctx, heat.ScaleOutTargets(heat.KnownNodes(op.Instance), r.topo.Workers))
+		targets := heat.ScaleOutTargets(heat.KnownNodes(op.Instance), r.topo.Workers)
+		if err := r.preflight(ctx, targets); err != nil {
+			return err // nothing has changed
+		}
+		return r.addNodes(ctx, targets)
 	})
 }
 
@@ -316,7 +323,11 @@ func (c *Hooks) HealEnd(ctx context.Context, hook lcm.Hook, op Op, req lcm.HealV
 		if err != nil || len(plan) == 0 {
 			return err
 		}
-		if err := r.addNodes(ctx, append(lcm.NodesWithRole(plan, lcm.RoleMaster), lcm.NodesWithRole(plan, lcm.RoleWorker)...)); err != nil {
+		nodes := append(lcm.NodesWithRole(plan, lcm.RoleMaster), lcm.NodesWithRole(plan, lcm.RoleWorker)...)
+		if err := r.preflight(ctx, nodes); err != nil {
+			return err // nothing has changed
+		}
+		if err := r.addNodes(ctx, nodes); err != nil {
 			return err
 		}
 		return r.healOthers(ctx, plan, plumbing.Extensions.HealEnd)

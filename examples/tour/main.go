@@ -22,7 +22,11 @@
 // and passed; 1 when an operation failed (the scenario's later operations
 // are reported as skipped); 2 on bad flags or input, or when validation
 // rejected a scenario (each problem with its path; nothing ran on that
-// scenario's VNFs).
+// scenario's VNFs), or when a hook refused the parameters once it saw
+// the VMs, before changing anything (a Service network holding the
+// nodes' addresses, a kubernetes_version the package repository lacks:
+// each problem with its path; the scenario's later operations are
+// reported as skipped).
 package main
 
 import (
@@ -55,8 +59,9 @@ const (
 	// exitUsage is bad flags or an unreadable input: nothing ran.
 	exitUsage = 2
 	// exitRejected is a request body that lacks what a scenario needs or
-	// that its drivers reject: nothing ran on that scenario's VNFs (and no
-	// operation of another scenario failed).
+	// that its drivers reject, before anything ran on that scenario's VNFs
+	// or in a hook before it changed anything (and no operation of
+	// another scenario failed).
 	exitRejected = 2
 )
 

@@ -78,6 +78,7 @@ func (t *tour) runScenario(ctx context.Context, name string) {
 		}
 		var failed error
 		var failedName string // the failed operation, for the skipped ones
+		var rejectedBy string // the operation whose hook refused the parameters
 		for _, st := range steps {
 			if failed != nil {
 				t.skip(s.name, st, "not run: "+failedName)
@@ -86,9 +87,14 @@ func (t *tour) runScenario(ctx context.Context, name string) {
 			if err := t.operation(ctx, s.name, st.vnf, st.hook, st.what, st.run); err != nil {
 				failedName = fmt.Sprintf("%s %s (%s) failed", st.vnf, st.hook, st.what)
 				failed = fmt.Errorf("%s: %w", failedName, err)
+				if last := t.report.Operations[len(t.report.Operations)-1]; last.Status == StatusRejected {
+					rejectedBy = st.vnf + " " + string(st.hook)
+					failedName = fmt.Sprintf("%s %s (%s) rejected the parameters", st.vnf, st.hook, st.what)
+					failed = err // RejectedBy names the operation
+				}
 			}
 		}
-		t.endScenario(s.name, failed)
+		t.endScenario(s.name, failed, rejectedBy)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -51,7 +52,8 @@ type Report struct {
 	// failure.
 	Operations []Operation `json:"operations"`
 	// Passed, Failed and Skipped count the operations; Rejected the
-	// scenarios.
+	// scenarios (rejected by validation, or by a hook's check of its
+	// parameters before it changed anything).
 	Passed   int   `json:"passed"`
 	Failed   int   `json:"failed"`
 	Skipped  int   `json:"skipped"`
@@ -71,7 +73,12 @@ const (
 	// operation of its scenario failed.
 	StatusSkipped = "skipped"
 	// StatusRejected is a scenario whose request bodies failed
-	// validation: none of its operations ran, on any of its VNFs.
+	// validation (none of its operations ran, on any of its VNFs), or
+	// whose hook refused its parameters before changing anything (an
+	// *lcm.ParamsError once it saw the VMs: a Service network holding
+	// the nodes' addresses, a kubernetes_version the package repository
+	// lacks); the operations after that hook are skipped. It is also the
+	// status of that hook's operation.
 	StatusRejected = "rejected"
 )
 
@@ -83,6 +90,10 @@ type ScenarioResult struct {
 	// Error is why the scenario was rejected (every problem, with its path
 	// in additionalParams) or which operation failed.
 	Error string `json:"error,omitempty"`
+	// RejectedBy is the operation that rejected the scenario ("cir-cluster
+	// instantiate_end") when a hook did, after the operations before it
+	// ran; empty when validation did, before anything ran.
+	RejectedBy string `json:"rejectedBy,omitempty"`
 }
 
 // Operation is one hook run (or one VIM action between hooks, or one
@@ -93,8 +104,9 @@ type Operation struct {
 	Hook     string `json:"hook"`
 	// What the operation did, in a few words.
 	What string `json:"what"`
-	// Status is StatusOK, StatusFailed or StatusSkipped; OK is whether it
-	// is StatusOK.
+	// Status is StatusOK, StatusFailed, StatusRejected (a hook that
+	// refused its parameters and changed nothing) or StatusSkipped; OK
+	// is whether it is StatusOK.
 	Status string `json:"status"`
 	OK     bool   `json:"ok"`
 	// Error is the failure, or why the operation was skipped, whenever OK
@@ -159,7 +171,10 @@ func (t *tour) close() { t.cloud.Close() }
 
 func (t *tour) printf(format string, args ...any) { fmt.Fprintf(t.out, format, args...) }
 
-// operation runs fn as one reported operation of a hook.
+// operation runs fn as one reported operation of a hook. An
+// *lcm.ParamsError from a hook that changed nothing is a rejection, not a
+// failure: the hook refused its parameters before acting, as validation
+// does before the scenario runs.
 func (t *tour) operation(ctx context.Context, scenario, vnf string, hook lcm.Hook, what string, fn func(ctx context.Context) (hosts, changed []string, err error)) error {
 	t.printf("→ %s %s: %s\n", vnf, hook, what)
 	ctx = lcm.WithLogger(lcm.WithHook(ctx, hook), t.logger)
@@ -171,16 +186,27 @@ func (t *tour) operation(ctx context.Context, scenario, vnf string, hook lcm.Hoo
 		Hosts: nonNil(hosts), HostsChanged: nonNil(changed),
 		Commands: t.commands() - before, Duration: time.Since(start),
 	}
-	if err != nil {
+	switch {
+	case rejected(err, changed):
+		op.Status, op.Error = StatusRejected, err.Error()
+		t.printf("  rejected, no change made: %s\n", indent(err.Error()))
+	case err != nil:
 		op.Status, op.Error = StatusFailed, err.Error()
 		t.report.Failed++
 		t.printf("  FAILED: %v\n", err)
-	} else {
+	default:
 		t.report.Passed++
 		t.printf("  ok: %d hosts, %d changed, %d commands, %s\n", len(op.Hosts), len(op.HostsChanged), op.Commands, op.Duration.Round(time.Millisecond))
 	}
 	t.report.Operations = append(t.report.Operations, op)
 	return err
+}
+
+// rejected reports whether an operation's error is a hook's refusal of
+// its parameters that changed no host: an *lcm.ParamsError.
+func rejected(err error, changed []string) bool {
+	var pe *lcm.ParamsError
+	return errors.As(err, &pe) && len(changed) == 0
 }
 
 // skip reports a planned operation that did not run, and why.
@@ -201,10 +227,15 @@ func (t *tour) reject(scenario string, err error) {
 }
 
 // endScenario reports a scenario that ran: failed is its failed
-// operation, or nil.
-func (t *tour) endScenario(scenario string, failed error) {
+// operation, or nil; rejectedBy names the operation whose hook refused
+// the parameters, failed then being its error.
+func (t *tour) endScenario(scenario string, failed error, rejectedBy string) {
 	r := ScenarioResult{Name: scenario, Status: StatusOK}
-	if failed != nil {
+	switch {
+	case rejectedBy != "":
+		r.Status, r.Error, r.RejectedBy = StatusRejected, failed.Error(), rejectedBy
+		t.report.Rejected++
+	case failed != nil:
 		r.Status, r.Error = StatusFailed, failed.Error()
 	}
 	t.report.Scenarios = append(t.report.Scenarios, r)
@@ -279,7 +310,10 @@ func (t *tour) finish() {
 	t.printf("\nSummary: %d operations, %d passed, %d failed, %d skipped; %d scenarios rejected; %d VMs running, %d retired by scale-in and heal\n",
 		len(t.report.Operations), t.report.Passed, t.report.Failed, t.report.Skipped, t.report.Rejected, len(t.report.World.Hosts), t.report.World.Retired)
 	for _, sc := range t.report.Scenarios {
-		if sc.Status == StatusRejected {
+		switch {
+		case sc.Status == StatusRejected && sc.RejectedBy != "":
+			t.printf("  %-10s rejected by %s, no change made: %s\n", sc.Name, sc.RejectedBy, indent(sc.Error))
+		case sc.Status == StatusRejected:
 			t.printf("  %-10s rejected, nothing ran: %s\n", sc.Name, indent(sc.Error))
 		}
 	}
@@ -293,15 +327,17 @@ func (t *tour) finish() {
 }
 
 // exitCode is the tour's exit status for its report: exitFailed when an
-// operation failed, else exitRejected when validation rejected a
-// scenario, else exitOK (every operation of every scenario ran and
-// passed).
+// operation failed, else exitRejected when validation or a hook rejected
+// a scenario (the operations a hook's rejection skipped included), else
+// exitOK (every operation of every scenario ran and passed).
 func (r *Report) exitCode() int {
 	switch {
-	case r.Failed > 0 || r.Skipped > 0:
+	case r.Failed > 0:
 		return exitFailed
 	case r.Rejected > 0:
 		return exitRejected
+	case r.Skipped > 0:
+		return exitFailed
 	case r.Passed == 0 || r.Passed != len(r.Operations):
 		return exitFailed // no scenario ran: never a silent pass
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -187,14 +188,16 @@ func decodeReport(t *testing.T, out string) Report {
 		case op.OK != (op.Status == StatusOK):
 			t.Errorf("%s %s %s: ok %v, status %q", op.Scenario, op.VNF, op.Hook, op.OK, op.Status)
 		case op.Status == StatusOK:
-		case op.Status != StatusFailed && op.Status != StatusSkipped:
+		case op.Status != StatusFailed && op.Status != StatusSkipped && op.Status != StatusRejected:
 			t.Errorf("%s %s %s: status %q", op.Scenario, op.VNF, op.Hook, op.Status)
 		case op.Error == "":
 			t.Errorf("%s %s %s is %s without an error", op.Scenario, op.VNF, op.Hook, op.Status)
 		case op.Status == StatusSkipped && (!failedIn[op.Scenario] || !strings.HasPrefix(op.Error, "not run: ")):
 			t.Errorf("%s %s %s skipped with reason %q after no failure", op.Scenario, op.VNF, op.Hook, op.Error)
+		case op.Status == StatusRejected && len(op.HostsChanged) != 0:
+			t.Errorf("%s %s %s rejected after changing %v", op.Scenario, op.VNF, op.Hook, op.HostsChanged)
 		}
-		if op.Status == StatusFailed {
+		if op.Status == StatusFailed || op.Status == StatusRejected {
 			failedIn[op.Scenario] = true
 		}
 	}
@@ -441,5 +444,59 @@ func TestTourRejectsTheSpecsPlaceholders(t *testing.T) {
 				t.Errorf("the rejection echoes a proxy URL:\n%s", msg)
 			}
 		})
+	}
+}
+
+// TestTourReportsAHookRejection gives the cir scenario a cluster request
+// whose kubernetes_version the package repository does not have, which
+// only the cluster's instantiate_end can tell (validation passes; the
+// hook reads the repository's index on a node). The hook refuses it
+// before changing anything; the tour reports that as it reports a
+// rejection by validation: the scenario rejected with the field's path,
+// the operations after it skipped, exit 2.
+func TestTourReportsAHookRejection(t *testing.T) {
+	const field = "k8s_cluster_installation_param.kubernetes_version"
+	b, err := sim.WorkingRequest(samples.InstantiateCIRCluster, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = samples.Patch(b, map[string]any{"additionalParams." + field: "1.36.99"}); err != nil {
+		t.Fatal(err)
+	}
+	body := writeRequest(t, samples.InstantiateCIRCluster, b)
+	code, out, stderr := runTour(t, "-scenario", "cir", "-request", body, "-json")
+	if code != exitRejected {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitRejected, out, stderr)
+	}
+	r := decodeReport(t, out)
+	if len(r.Scenarios) != 1 || r.Rejected != 1 || r.Failed != 0 {
+		t.Fatalf("scenarios %+v, %d rejected, %d failed", r.Scenarios, r.Rejected, r.Failed)
+	}
+	sc := r.Scenarios[0]
+	if sc.Status != StatusRejected || sc.RejectedBy != "cir-cluster "+string(lcm.InstantiateEnd) || !strings.Contains(sc.Error, field) || !strings.Contains(sc.Error, "1.36.99") {
+		t.Errorf("scenario %+v, want it rejected by cir-cluster's instantiate_end at %s", sc, field)
+	}
+	var rejected []Operation
+	for _, op := range r.Operations {
+		if op.Status == StatusRejected {
+			rejected = append(rejected, op)
+		}
+	}
+	if len(rejected) != 1 || rejected[0].VNF != "cir-cluster" || rejected[0].Hook != string(lcm.InstantiateEnd) || len(rejected[0].HostsChanged) != 0 {
+		t.Errorf("rejected operations %+v, want cir-cluster's instantiate_end, no host changed", rejected)
+	}
+	if r.Skipped == 0 || r.Passed+r.Skipped+1 != len(r.Operations) {
+		t.Errorf("%d operations: %d passed, %d skipped; want every one after the rejection skipped", len(r.Operations), r.Passed, r.Skipped)
+	}
+	// Nothing was installed on the cluster's VMs.
+	for _, h := range r.World.Hosts {
+		if h.VNF == "cir-cluster" && slices.ContainsFunc(h.Active, func(s string) bool { return strings.HasPrefix(s, "containerd") || strings.HasPrefix(s, "kubelet") }) {
+			t.Errorf("%s runs %v", h.Resource, h.Active)
+		}
+	}
+
+	code, out, stderr = runTour(t, "-scenario", "cir", "-request", body)
+	if code != exitRejected || !strings.Contains(out, "rejected, no change made: ") || !strings.Contains(out, "rejected by cir-cluster instantiate_end, no change made: ") {
+		t.Errorf("human: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
 	}
 }

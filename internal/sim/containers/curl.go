@@ -171,7 +171,7 @@ func curl(n Network, m *ubuntu.Machine, p *sshtest.Process) int {
 		case host == hubHost:
 			srv = hub{}
 		default:
-			status, body := internetGet(host, urlPath)
+			status, body := internetGet(m.Catalog(), host, urlPath)
 			resp = curlResponse{status: status, body: body, headers: []string{"Content-Type: text/plain"}}
 		}
 	case !resolved && isInternetHost(host):
@@ -182,7 +182,7 @@ func curl(n Network, m *ubuntu.Machine, p *sshtest.Process) int {
 		if host == hubHost {
 			srv = hub{}
 		} else {
-			status, body := internetGet(host, urlPath)
+			status, body := internetGet(m.Catalog(), host, urlPath)
 			resp = curlResponse{status: status, body: body, headers: []string{"Content-Type: text/plain"}}
 		}
 	case !resolved:

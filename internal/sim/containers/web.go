@@ -70,9 +70,15 @@ func isInternetHost(host string) bool {
 
 // internetGet is what an Internet site answers to a GET of urlPath: the
 // Release.key of the pkgs.k8s.io repositories, a 404 for other files of
-// pkgs.k8s.io's key directory layout; raw.githubusercontent.com's files
-// (see githubRawGet); 200 with a short page elsewhere.
-func internetGet(host, urlPath string) (int, string) {
+// pkgs.k8s.io's key directory layout; the package index (Packages) of
+// each pkgs.k8s.io repository catalog has, rendered from the packages it
+// publishes there ([ubuntu.Catalog.PackagesIndex]), and a 404 for a
+// repository it does not have; raw.githubusercontent.com's files (see
+// githubRawGet); 200 with a short page elsewhere. The real pkgs.k8s.io
+// redirects to its CDN (prod-cdn.packages.k8s.io), which curl -L and
+// apt follow; the simulation answers directly.
+func internetGet(catalog *ubuntu.Catalog, host, urlPath string) (int, string) {
+	const notFound = "<html><body><h1>404 Not Found</h1></body></html>\n"
 	if strings.EqualFold(host, "raw.githubusercontent.com") {
 		return githubRawGet(urlPath)
 	}
@@ -81,7 +87,15 @@ func internetGet(host, urlPath string) (int, string) {
 			return http.StatusOK, KubernetesReleaseKey
 		}
 		if strings.HasSuffix(urlPath, "/Release.key") {
-			return http.StatusNotFound, "<html><body><h1>404 Not Found</h1></body></html>\n"
+			return http.StatusNotFound, notFound
+		}
+		if dir, ok := strings.CutSuffix(urlPath, "/Packages"); ok {
+			if catalog != nil {
+				if index, ok := catalog.PackagesIndex("https://pkgs.k8s.io" + dir + "/"); ok {
+					return http.StatusOK, string(index)
+				}
+			}
+			return http.StatusNotFound, notFound
 		}
 	}
 	return http.StatusOK, "<html><body>" + host + "</body></html>\n"

@@ -272,3 +272,26 @@ func TestCalicoManifest(t *testing.T) {
 	n.fails("curl -fsSL "+containers.CalicoManifestURL("v3.0.99"), 22, "curl: (22) The requested URL returned error: 404")
 	n.fails("curl -fsSL https://raw.githubusercontent.com/projectcalico/calico/"+containers.CalicoVersion+"/manifests/flannel.yaml", 22, "curl: (22) The requested URL returned error: 404")
 }
+
+// pkgs.k8s.io serves each repository's package index from the catalog:
+// the versions the catalog publishes there; a repository the catalog
+// does not have is a 404.
+func TestKubernetesPackagesIndex(t *testing.T) {
+	w := newWorld(t)
+	n := w.node("vm", "10.0.0.5")
+	withKubeadm(n)
+	out := n.ok("curl -fsSL https://pkgs.k8s.io/core:/stable:/v1.36/deb/Packages")
+	for _, want := range []string{
+		"Package: kubeadm\nVersion: 1.36.2-1.1\nArchitecture: amd64\n",
+		"Package: kubeadm\nVersion: 1.36.2-1.1\nArchitecture: arm64\n",
+		"Filename: amd64/kubeadm_1.36.2-1.1_amd64.deb\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the v1.36 index lacks %q:\n%s", want, out)
+		}
+	}
+	if out := n.ok("curl -fsSL https://pkgs.k8s.io/core:/stable:/v1.35/deb/Packages"); strings.Contains(out, "kubeadm") {
+		t.Errorf("the v1.35 index has v1.36's kubeadm:\n%s", out)
+	}
+	n.fails("curl -fsSL https://pkgs.k8s.io/core:/stable:/v1.99/deb/Packages", 22, "curl: (22) The requested URL returned error: 404")
+}

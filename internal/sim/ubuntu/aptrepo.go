@@ -3,6 +3,8 @@ package ubuntu
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"net/url"
@@ -278,4 +280,54 @@ func (a *aptRun) aptProxy(rawURL string, cfg map[string]string) string {
 		}
 	}
 	return v
+}
+
+// PackagesIndex returns the binary package index ("Packages") of the
+// catalog's signed repository at uri, as a flat repository serves it at
+// URI/Packages (https://wiki.debian.org/DebianRepository/Format, "Flat
+// Repository Format": `deb uri directory/`, with Packages in that
+// directory, as pkgs.k8s.io's repositories are named), and whether the
+// catalog has that repository. Each version of each package whose Repo
+// is uri has one paragraph per architecture the simulation models
+// (amd64, arm64; pkgs.k8s.io publishes more), with the fields the format
+// requires of a binary package index ("Packages Indices": the package's
+// control fields Package, Version, Architecture, Maintainer, Depends,
+// Description, and Filename, Size and SHA256 of the .deb) in deb822(5)
+// form, paragraphs separated by a blank line. There is no .deb to hash:
+// Size and SHA256 are those of the text "name_version_arch". Packages come
+// in name order, each name's versions oldest first.
+func (c *Catalog) PackagesIndex(uri string) ([]byte, bool) {
+	if _, ok := c.Repository(uri); !ok {
+		return nil, false
+	}
+	key := repoKey(uri)
+	maintainer := "Unknown <unknown@localhost>"
+	if u, err := url.Parse(uri); err == nil && u.Host == "pkgs.k8s.io" {
+		// kubernetes/release's package specs (cmd/krel/templates).
+		maintainer = "Kubernetes Authors <dev@kubernetes.io>"
+	}
+	var b bytes.Buffer
+	for _, name := range c.Names() {
+		vs := c.Versions(name)
+		slices.Reverse(vs)
+		for _, p := range vs {
+			if repoKey(p.Repo) != key {
+				continue
+			}
+			for _, arch := range []string{"amd64", "arm64"} {
+				deb := p.Name + "_" + p.Version + "_" + arch
+				sum := sha256.Sum256([]byte(deb))
+				fmt.Fprintf(&b, "Package: %s\nVersion: %s\nArchitecture: %s\nMaintainer: %s\n", p.Name, p.Version, arch, maintainer)
+				if len(p.Depends) > 0 {
+					fmt.Fprintf(&b, "Depends: %s\n", strings.Join(p.Depends, ", "))
+				}
+				desc := p.Description
+				if desc == "" {
+					desc = p.Name
+				}
+				fmt.Fprintf(&b, "Filename: %s/%s.deb\nSize: %d\nSHA256: %s\nDescription: %s\n\n", arch, deb, len(deb), hex.EncodeToString(sum[:]), desc)
+			}
+		}
+	}
+	return b.Bytes(), true
 }

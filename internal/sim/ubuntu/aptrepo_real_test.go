@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -116,5 +117,87 @@ func TestSignedRepositoryOnTheRealAptGet(t *testing.T) {
 	}
 	if got, _ := v.Server().FS().ReadFile(fakeKeyring); string(got) != dearmored {
 		t.Error("the fake gpg's keyring differs from the real one's")
+	}
+}
+
+// TestPackagesIndexOnTheRealApt has this machine's apt-get read the
+// index PackagesIndex renders, as a flat file: repository ("deb
+// [trusted=yes] file:DIR /") in an apt root of the test's own, and
+// apt-cache madison list every version of every package of the
+// repository, and none of another. Skipped without apt-get and
+// apt-cache.
+func TestPackagesIndexOnTheRealApt(t *testing.T) {
+	aptGet, err1 := exec.LookPath("apt-get")
+	aptCache, err2 := exec.LookPath("apt-cache")
+	if err1 != nil || err2 != nil {
+		t.Skip("needs apt-get and apt-cache")
+	}
+	c := &Catalog{}
+	c.AddRepository(Repository{URI: k8sRepo, Key: testKey})
+	for _, v := range []string{"1.36.0-1.1", "1.36.2-1.1", "1.36.10-1.1"} {
+		c.Add(Package{Name: "kubeadm", Version: v, Repo: strings.TrimSuffix(k8sRepo, "/"), Depends: []string{"cri-tools"}, Description: "Command-line utility for administering a Kubernetes cluster"})
+		c.Add(Package{Name: "kubectl", Version: v, Repo: k8sRepo})
+	}
+	c.Add(Package{Name: "kubeadm", Version: "1.35.0-1.1", Repo: "https://pkgs.k8s.io/core:/stable:/v1.35/deb/"})
+	c.Add(Package{Name: "curl", Version: "7.81.0-1ubuntu1.16"})
+	index, ok := c.PackagesIndex(k8sRepo)
+	if !ok {
+		t.Fatal("no index of a repository the catalog has")
+	}
+	if _, ok := c.PackagesIndex("https://pkgs.k8s.io/core:/stable:/v1.99/deb/"); ok {
+		t.Error("an index of a repository the catalog does not have")
+	}
+
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "repo")
+	root := filepath.Join(dir, "root")
+	for _, d := range []string{repo, root + "/var/lib/dpkg", root + "/var/lib/apt/lists/partial", root + "/var/cache/apt/archives/partial", root + "/etc/apt/sources.list.d", root + "/etc/apt/preferences.d", root + "/etc/apt/apt.conf.d"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status := filepath.Join(root, "var/lib/dpkg/status")
+	for name, data := range map[string]string{
+		filepath.Join(repo, "Packages"): string(index),
+		status:                          "",
+		filepath.Join(root, "etc/apt/sources.list"): "deb [trusted=yes] file:" + repo + " /\n",
+	} {
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := []string{"-o", "Dir=" + root, "-o", "Dir::State::status=" + status, "-o", "Debug::NoLocking=1", "-o", "APT::Sandbox::User=root",
+		"-o", "APT::Architecture=amd64", "-o", "APT::Architectures::=amd64", "-o", "APT::Architectures::=arm64"}
+	run := func(name string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(name, append(slices.Clone(opts), args...)...)
+		cmd.Env = append(os.Environ(), "LC_ALL=C")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	if out := run(aptGet, "update"); strings.Contains(out, "W:") || strings.Contains(out, "E:") {
+		t.Errorf("apt-get update:\n%s", out)
+	}
+	for pkg, want := range map[string][]string{
+		"kubeadm":       {"1.36.10-1.1", "1.36.2-1.1", "1.36.0-1.1"},
+		"kubectl":       {"1.36.10-1.1", "1.36.2-1.1", "1.36.0-1.1"},
+		"kubectl:arm64": {"1.36.10-1.1", "1.36.2-1.1", "1.36.0-1.1"},
+		"curl":          nil,
+	} {
+		var got []string
+		for line := range strings.Lines(run(aptCache, "madison", pkg)) {
+			if f := strings.Split(line, "|"); len(f) == 3 {
+				got = append(got, strings.TrimSpace(f[1]))
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("apt-cache madison %s: %q, want %q", pkg, got, want)
+		}
+	}
+	if out := run(aptCache, "show", "kubeadm=1.36.2-1.1"); !strings.Contains(out, "Depends: cri-tools\n") || !strings.Contains(out, "Filename: amd64/kubeadm_1.36.2-1.1_amd64.deb\n") {
+		t.Errorf("apt-cache show kubeadm=1.36.2-1.1:\n%s", out)
 	}
 }
