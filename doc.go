@@ -29,17 +29,23 @@
 //   - heat: a VNF's topology from Heat (gophercloud): the nodes of each
 //     group, the cluster VIP, volumes, scale and heal targets.
 //   - heat/heattest: Keystone and Heat over real HTTP, for tests.
-//   - system: host steps every VNF's VMs share: apt packages, systemd
-//     units, bounded waits, kernel modules and sysctls, hostname, the
-//     managed /etc/hosts block, OS facts, container-runtime detection.
+//   - system: host steps every VNF's VMs share, one owner per machine
+//     file: apt packages and repositories, systemd units and daemons
+//     whose configuration their own validator checks before it is used,
+//     containerd's config.toml, the proxy settings, bounded waits, kernel
+//     modules and sysctls, hostname, the managed /etc/hosts block, OS
+//     facts, container-runtime detection.
 //   - kubeapi: the Kubernetes API over a master's SSH connection (kubectl
 //     as root with the admin kubeconfig, answers decoded into k8s.io/api
 //     types): apply, get, delete, label, annotate, taint, exec, manifest
 //     checks, drain and delete of a node, waiting for Ready, the VIM's
 //     credentials; the floor kubeadm, nfs, kubespray and lb share.
-//   - plumbing: how a driver reaches the VIM and the VMs: the Heat client,
-//     the stack, SSH settings and logins per role, one connection per node
-//     for the whole hook.
+//   - plumbing: how a driver reaches the VIM and the VMs, and runs a
+//     hook: the Heat client, the stack, SSH settings and logins per role,
+//     one connection per node for the whole hook; the hook runner
+//     (bounded per-node steps recorded in the hook's result); and
+//     extensions, another package's work at named moments of a cluster's
+//     hooks, with VMs of its own.
 //   - registry: the private registry VNF's driver, and registry trust on
 //     cluster nodes (Docker, containerd, CRI-O, kubelet credentials).
 //   - kubeadm: the kubeadm-built Kubernetes cluster: its parameters
@@ -65,5 +71,5 @@
 // options; it reads the current state, changes only what differs and says
 // whether it changed anything. Running it twice changes nothing the second
 // time. A hook is ordinary Go that calls steps, fanning out with
-// [lcm.OnHosts]; see the package example.
+// [lcm.OnHosts] (or a plumbing.Runner's OnNodes); see the package example.
 package mgmtkit

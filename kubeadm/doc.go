@@ -55,23 +55,37 @@
 //
 // # The hooks
 //
-//	instantiate_end  prepare → containerd → extensions → packages →
-//	                 (HAProxy, keepalived) → init → CNI → masters join one
-//	                 at a time, workers in parallel → VIM credentials
-//	scale_start      the SCALE_IN's victims drained, reset, deleted
+//	instantiate_end  preflight (read-only) → prepare → containerd →
+//	                 extensions before the join → packages → (HAProxy,
+//	                 keepalived) → init → CNI → masters join one at a
+//	                 time, workers in parallel → extensions after the
+//	                 join → extensions once the cluster is built → VIM
+//	                 credentials
+//	scale_start      the SCALE_IN's victims: extensions told, drained,
+//	                 reset, deleted (a scale of the masters is refused)
 //	scale_end        the SCALE_OUT's new workers built and joined
 //	heal_start       a worker drained, reset, deleted; a master also out
-//	                 of HAProxy and etcd; the entire VNF: VIM revoked
+//	                 of HAProxy and etcd; an extension's own VM handed to
+//	                 it; the entire VNF: VIM revoked
 //	heal_end         the new VMs built and joined (a master back into
-//	                 HAProxy); the entire VNF: instantiate_end again
+//	                 HAProxy), an extension's VM handed to it again; the
+//	                 entire VNF: instantiate_end again
 //	terminate_start  the VIM credentials revoked on the cluster
 //	terminate_end    the VIM connection removed from the VNFM
 //
-// Other packages plug their per-node work into these hooks as an
-// [Extension]: the registry package's trust of private registries today,
-// the nfs package's NFS client next. Nodes are worked on in parallel,
-// at most [Hooks.Limit] at once, over one SSH connection per node per
-// hook.
+// Every bootstrap token a hook makes (kubeadm init's, each join's, the
+// upload-certs one with the certificates it owns) is deleted once the
+// hook no longer needs it.
+//
+// Other packages plug their work into these hooks as a
+// plumbing.Extension, at the moments it names, with VMs of its own that
+// the hooks resolve, connect to and heal: the registry package's trust
+// of private registries today, the nfs package's NFS client and storage
+// server next. Each hook runs on plumbing's hook runner: nodes are worked
+// on in parallel, at most Plumbing.Limit at once, over one SSH connection
+// per node per hook, and every step is recorded in the result. How the
+// nodes are built is a strategy chosen once per hook: mgmtkit's steps, or
+// the VNF package's install script when [Hooks.InstallScript] opts in.
 //
 // # Composing parameters
 //
