@@ -155,24 +155,12 @@ type ListOptions struct {
 // namespace are as for [Kubectl.Get]. The selectors are arguments of
 // kubectl, never of a shell.
 func (k Kubectl) List(ctx context.Context, into any, kind, namespace string, o ListOptions) error {
-	var p optProblems
-	if msg := kindMsg(kind); msg != "" {
-		p.addf("kind", "%s", msg)
-	}
-	if namespace != "" {
-		if msg := namespaceMsg(namespace); msg != "" {
-			p.addf("namespace", "%s", msg)
-		}
-	}
 	if into == nil {
-		p.addf("into", "must be a pointer to decode the list into")
+		return optProblem("into", "must be a pointer to decode the list into")
 	}
-	if err := p.err(); err != nil {
+	args, err := kindArgs(kind, namespace, nil)
+	if err != nil {
 		return err
-	}
-	args := []string{kind}
-	if namespace != "" {
-		args = append(args, "--namespace="+namespace)
 	}
 	if o.FieldSelector != "" {
 		args = append(args, "--field-selector="+o.FieldSelector)
@@ -180,7 +168,7 @@ func (k Kubectl) List(ctx context.Context, into any, kind, namespace string, o L
 	if o.LabelSelector != "" {
 		args = append(args, "--selector="+o.LabelSelector)
 	}
-	_, err := k.getJSON(ctx, into, args...)
+	_, err = k.getJSON(ctx, into, args...)
 	return err
 }
 
@@ -213,6 +201,12 @@ func (k Kubectl) Delete(ctx context.Context, kind, namespace, name string) (lcm.
 // objectArgs checks kind, namespace and name and returns them as
 // kubectl's arguments: KIND NAME [--namespace=NAMESPACE].
 func objectArgs(kind, namespace, name string) ([]string, error) {
+	return kindArgs(kind, namespace, &name)
+}
+
+// kindArgs checks kind, namespace and, when not nil, name, and returns
+// them as kubectl's arguments: KIND [NAME] [--namespace=NAMESPACE].
+func kindArgs(kind, namespace string, name *string) ([]string, error) {
 	var p optProblems
 	if msg := kindMsg(kind); msg != "" {
 		p.addf("kind", "%s", msg)
@@ -222,13 +216,18 @@ func objectArgs(kind, namespace, name string) ([]string, error) {
 			p.addf("namespace", "%s", msg)
 		}
 	}
-	if msg := ObjectNameProblem(name); msg != "" {
-		p.addf("name", "%s", msg)
+	if name != nil {
+		if msg := ObjectNameProblem(*name); msg != "" {
+			p.addf("name", "%s", msg)
+		}
 	}
 	if err := p.err(); err != nil {
 		return nil, err
 	}
-	args := []string{kind, name}
+	args := []string{kind}
+	if name != nil {
+		args = append(args, *name)
+	}
 	if namespace != "" {
 		args = append(args, "--namespace="+namespace)
 	}

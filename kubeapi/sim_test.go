@@ -2,6 +2,7 @@ package kubeapi_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -223,5 +224,38 @@ func TestGenericStepsInTheSimulatedCloud(t *testing.T) {
 	}
 	if _, err := k.Taint(ctx, "worker-10-0-0-99", []corev1.Taint{taint}); err == nil {
 		t.Fatal("taint of a missing node: no error")
+	}
+}
+
+// List selects by field and by label, as kubectl does; a bad kind or
+// namespace is refused naming the field before any command.
+func TestListInTheSimulatedCloud(t *testing.T) {
+	m := newSimMaster(t)
+	var tokens corev1.SecretList
+	if err := m.k.List(m.ctx, &tokens, "secrets", "kube-system", kubeapi.ListOptions{FieldSelector: "type=bootstrap.kubernetes.io/token"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(tokens.Items) == 0 {
+		t.Error("kubeadm init's bootstrap token is not listed")
+	}
+	for _, s := range tokens.Items {
+		if s.Type != "bootstrap.kubernetes.io/token" {
+			t.Errorf("the field selector let %s of type %s through", s.Name, s.Type)
+		}
+	}
+	var nodes corev1.NodeList
+	if err := m.k.List(m.ctx, &nodes, "nodes", "", kubeapi.ListOptions{LabelSelector: "node-role.kubernetes.io/control-plane"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 1 || nodes.Items[0].Name != m.node {
+		t.Errorf("control-plane nodes %v, want %s", nodes.Items, m.node)
+	}
+	for _, tc := range []struct{ kind, ns, field string }{{"", "", "kind"}, {"secrets", "Bad_NS", "namespace"}} {
+		var l corev1.SecretList
+		err := m.k.List(m.ctx, &l, tc.kind, tc.ns, kubeapi.ListOptions{})
+		var pe *lcm.ParamsError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("List(%q, %q): %v, want a ParamsError naming %s", tc.kind, tc.ns, err, tc.field)
+		}
 	}
 }

@@ -133,7 +133,7 @@ func TestGoldenHostRenderings(t *testing.T) {
 	}}
 	current := map[string][]byte{
 		system.HostsFile:          []byte("127.0.0.1 localhost\n127.0.1.1 node-1\n"),
-		system.CloudHostsTemplate: []byte(cloudTemplate),
+		system.CloudHostsTemplate: []byte(ubuntu.HostsDebianTmpl),
 	}
 	writes, err := system.PlanHostsBlock(current, opts)
 	if err != nil || len(writes) != 2 {
@@ -149,29 +149,3 @@ func TestGoldenHostRenderings(t *testing.T) {
 		Suite: "jammy", Components: []string{"main", "universe"}, Keyring: system.AptKeyringsDir + "/example.gpg", KeyURL: "https://archive.example.com/key.asc"}
 	golden.Assert(t, "example.sources", system.AptSources(archive))
 }
-
-// cloudTemplate is cloud-init's templates/hosts.debian.tmpl
-// (canonical/cloud-init), as Ubuntu installs it.
-const cloudTemplate = `## template:jinja
-{#
-This file (/etc/cloud/templates/hosts.debian.tmpl) is only utilized
-if enabled in cloud-config.  Specifically, in order to enable it
-you need to add the following to config:
-   manage_etc_hosts: True
--#}
-# Your system has configured 'manage_etc_hosts' as True.
-# As a result, if you wish for changes to this file to persist
-# then you will need to either
-# a.) make changes to the master file in /etc/cloud/templates/hosts.debian.tmpl
-# b.) change or remove the value of 'manage_etc_hosts' in
-#     /etc/cloud/cloud.cfg or cloud-config from user-data
-#
-{# The value '{{hostname}}' will be replaced with the local-hostname -#}
-127.0.1.1 {{fqdn}} {{hostname}}
-127.0.0.1 localhost
-
-# The following lines are desirable for IPv6 capable hosts
-::1 localhost ip6-localhost ip6-loopback
-ff02::1 ip6-allnodes
-ff02::2 ip6-allrouters
-`

@@ -21,8 +21,9 @@ const (
 	// /etc/cloud/cloud.cfg.d/*.cfg.
 	CloudConfigFile = "/var/lib/cloud/instance/cloud-config.txt"
 
-	// hostsDebianTmpl is cloud-init's templates/hosts.debian.tmpl.
-	hostsDebianTmpl = `## template:jinja
+	// HostsDebianTmpl is cloud-init's templates/hosts.debian.tmpl
+	// (canonical/cloud-init), as Ubuntu installs it at [HostsTemplate].
+	HostsDebianTmpl = `## template:jinja
 {#
 This file (/etc/cloud/templates/hosts.debian.tmpl) is only utilized
 if enabled in cloud-config.  Specifically, in order to enable it
@@ -70,7 +71,7 @@ func (m *Machine) writeCloudInit(manage ManageEtcHosts) error {
 	if manage == "" {
 		manage = ManageEtcHostsTrue
 	}
-	if err := m.writeFile(HostsTemplate, hostsDebianTmpl, 0o644); err != nil {
+	if err := m.writeFile(HostsTemplate, HostsDebianTmpl, 0o644); err != nil {
 		return err
 	}
 	return m.writeFile(CloudConfigFile, "#cloud-config\nmanage_etc_hosts: "+string(manage)+"\n", 0o600)
