@@ -110,13 +110,19 @@ type Op struct {
 }
 
 // Instantiate builds the cluster on every node Heat reports
-// (instantiate_end, and heal_end of the entire VNF): each node prepared
+// (instantiate_end, and heal_end of the entire VNF). First, read-only,
+// what only Heat and the nodes can tell: the pod network's room for the
+// nodes, no node address inside the pod or Service network, the
+// kubernetes_version in the package repository; a problem there is an
+// [*lcm.ParamsError] and nothing has changed. Then each node prepared
 // (host name, swap, kernel, the cluster's /etc/hosts block, the proxy),
-// containerd installed, the extensions run, the Kubernetes packages
-// installed; HAProxy and keepalived on the masters when there are
-// several; kubeadm init on the first master; the CNI applied; the other
-// masters joined one at a time as control planes, the workers in
-// parallel; each node waited for until Ready; and the VIM credentials
+// containerd installed, the extensions' work before the join, the
+// Kubernetes packages installed; HAProxy and keepalived on the masters
+// when there are several; kubeadm init on the first master (its unused
+// bootstrap token deleted); the CNI applied; the other masters joined
+// one at a time as control planes, the workers in parallel, each waited
+// for until Ready (the join tokens deleted after); the extensions' work
+// after the join and once the cluster is built; and the VIM credentials
 // created, returned in the result's AddVimConnections.
 func (c *Hooks) Instantiate(ctx context.Context, hook lcm.Hook, op Op) (*lcm.HookResult, error) {
 	b := c.builder(op.Params)
