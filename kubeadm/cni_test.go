@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mgmtkit/mgmtkit/internal/scripted"
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
@@ -15,7 +16,7 @@ import (
 )
 
 func TestApplyCNI(t *testing.T) {
-	n := newNode(t, "master-10-0-0-5")
+	n := scripted.New(t, "master-10-0-0-5", "kubectl", "kubeadm")
 	manifest := []byte(`# Calico (abridged)
 ---
 apiVersion: v1
@@ -28,26 +29,26 @@ metadata:
 ---
 {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "calico-node", "namespace": "kube-system"}}
 `)
-	n.set(func(inv invocation, _ *sshtest.FS) reply {
-		if inv.stdin != string(manifest) {
-			return reply{code: 3}
+	n.Set("kubectl", func(inv scripted.Invocation, _ *sshtest.FS) scripted.Reply {
+		if inv.Stdin != string(manifest) {
+			return scripted.Reply{Code: 3}
 		}
-		if inv.line() == "diff -f -" {
-			return reply{code: 1}
+		if inv.Line() == "diff -f -" {
+			return scripted.Reply{Code: 1}
 		}
-		return ok("serviceaccount/calico-node created\ndaemonset.apps/calico-node created\n")
-	}, nil)
-	res, err := kubeadm.ApplyCNI(n.ctx, n.kc(), manifest)
+		return scripted.OK("serviceaccount/calico-node created\ndaemonset.apps/calico-node created\n")
+	})
+	res, err := kubeadm.ApplyCNI(n.Ctx, n.Kubectl(), manifest)
 	if err != nil || !res.Changed {
 		t.Fatalf("ApplyCNI: %v, %v", res, err)
 	}
-	if got := n.lines("kubectl"); !slices.Equal(got, []string{"diff -f -", "apply -f -"}) {
+	if got := n.Lines("kubectl"); !slices.Equal(got, []string{"diff -f -", "apply -f -"}) {
 		t.Fatalf("kubectl runs %q", got)
 	}
 }
 
 func TestApplyCNIRefusesWhatIsNoManifest(t *testing.T) {
-	n := newNode(t, "master-10-0-0-5")
+	n := scripted.New(t, "master-10-0-0-5", "kubectl", "kubeadm")
 	for _, bad := range []string{
 		"",
 		"# nothing\n---\n",
@@ -57,10 +58,10 @@ func TestApplyCNIRefusesWhatIsNoManifest(t *testing.T) {
 		"apiVersion: v1\nkind: [\n",
 		"just text",
 	} {
-		_, err := kubeadm.ApplyCNI(n.ctx, n.kc(), []byte(bad))
-		paramsError(t, err, "manifest")
+		_, err := kubeadm.ApplyCNI(n.Ctx, n.Kubectl(), []byte(bad))
+		scripted.ParamsError(t, err, "manifest")
 	}
-	if c := n.commands(); len(c) != 0 {
+	if c := n.Commands(); len(c) != 0 {
 		t.Fatalf("commands: %q", c)
 	}
 }
@@ -99,7 +100,7 @@ func TestInspectCNI(t *testing.T) {
 		}
 	}
 	_, err = kubeadm.InspectCNI([]byte("just text"))
-	paramsError(t, err, "manifest")
+	scripted.ParamsError(t, err, "manifest")
 }
 
 // Pod-network capacity follows the CNI's IPAM: a /24 per node from
@@ -140,21 +141,21 @@ func TestCheckPodCapacity(t *testing.T) {
 			t.Errorf("%s: accepted", tc.name)
 			continue
 		}
-		paramsError(t, err, tc.at)
+		scripted.ParamsError(t, err, tc.at)
 	}
 }
 
 // FetchManifest refuses what is not an http(s) URL, and a bad proxy,
 // before any command.
 func TestFetchManifestRefusesBadInput(t *testing.T) {
-	n := newNode(t, "master-10-0-0-5")
+	n := scripted.New(t, "master-10-0-0-5", "kubectl", "kubeadm")
 	for _, u := range []string{"", "file:///etc/passwd", "https://", "https://x/y z", "ftp://example.com/calico.yaml"} {
-		_, err := kubeadm.FetchManifest(n.ctx, n.h, u, nil)
-		paramsError(t, err, "URL")
+		_, err := kubeadm.FetchManifest(n.Ctx, n.Host, u, nil)
+		scripted.ParamsError(t, err, "URL")
 	}
-	_, err := kubeadm.FetchManifest(n.ctx, n.h, kubeadm.DefaultCalicoManifestURL, &system.Proxy{})
-	paramsError(t, err, "Proxy.HTTPProxy")
-	if c := n.commands(); len(c) != 0 {
+	_, err := kubeadm.FetchManifest(n.Ctx, n.Host, kubeadm.DefaultCalicoManifestURL, &system.Proxy{})
+	scripted.ParamsError(t, err, "Proxy.HTTPProxy")
+	if c := n.Commands(); len(c) != 0 {
 		t.Fatalf("commands: %q", c)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mgmtkit/mgmtkit/internal/scripted"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
@@ -127,13 +128,13 @@ func TestEtcdStepsAgainstRealEtcd(t *testing.T) {
 	etcdctl(t, endpoint, "member", "add", "master-10-0-0-6", "--learner", "--peer-urls="+peer2)
 	realEtcd(t, "master-10-0-0-6", peer2, "master-10-0-0-5="+peer1+",master-10-0-0-6="+peer2, true)
 
-	n := newNode(t, "master-10-0-0-5")
-	n.set(func(inv invocation, _ *sshtest.FS) reply {
+	n := scripted.New(t, "master-10-0-0-5", "kubectl", "kubeadm")
+	n.Set("kubectl", func(inv scripted.Invocation, _ *sshtest.FS) scripted.Reply {
 		// kubectl exec into the etcd pod becomes etcdctl against the
 		// test's etcd (plain HTTP, no client certificates).
-		rest, found := strings.CutPrefix(inv.line(), etcdctlPrefix)
+		rest, found := strings.CutPrefix(inv.Line(), etcdctlPrefix)
 		if !found {
-			return reply{stderr: "unexpected kubectl " + inv.line(), code: 2}
+			return scripted.Reply{Stderr: "unexpected kubectl " + inv.Line(), Code: 2}
 		}
 		cmd := exec.Command("etcdctl", append([]string{"--endpoints=" + endpoint}, strings.Fields(rest)...)...)
 		var stdout, stderr bytes.Buffer
@@ -143,18 +144,18 @@ func TestEtcdStepsAgainstRealEtcd(t *testing.T) {
 		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			code = ee.ExitCode()
 		} else if err != nil {
-			return reply{stderr: err.Error(), code: 127}
+			return scripted.Reply{Stderr: err.Error(), Code: 127}
 		}
-		return reply{stdout: stdout.String(), stderr: stderr.String(), code: code}
-	}, nil)
-	k := n.kc()
+		return scripted.Reply{Stdout: stdout.String(), Stderr: stderr.String(), Code: code}
+	})
+	k := n.Kubectl()
 
 	// The learner publishes its name once it has started.
 	var members []kubeadm.EtcdMember
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var err error
-		if members, err = kubeadm.EtcdMembers(n.ctx, k, "master-10-0-0-5"); err != nil {
+		if members, err = kubeadm.EtcdMembers(n.Ctx, k, "master-10-0-0-5"); err != nil {
 			t.Fatal(err)
 		}
 		if len(members) == 2 && members[0].Name != "" && members[1].Name != "" {
@@ -173,7 +174,7 @@ func TestEtcdStepsAgainstRealEtcd(t *testing.T) {
 	}
 	t.Logf("member IDs %x, %x", members[0].ID, members[1].ID)
 
-	res, err := kubeadm.RemoveEtcdMember(n.ctx, k, "master-10-0-0-5", "master-10-0-0-6")
+	res, err := kubeadm.RemoveEtcdMember(n.Ctx, k, "master-10-0-0-5", "master-10-0-0-6")
 	if err != nil || !res.Changed {
 		t.Fatalf("remove: %v, %v", res, err)
 	}
@@ -181,7 +182,7 @@ func TestEtcdStepsAgainstRealEtcd(t *testing.T) {
 	if _, still := after["master-10-0-0-6"]; still || len(after) != 1 {
 		t.Fatalf("after the remove: %v", after)
 	}
-	if res, err := kubeadm.RemoveEtcdMember(n.ctx, k, "master-10-0-0-5", "master-10-0-0-6"); err != nil || res.Changed {
+	if res, err := kubeadm.RemoveEtcdMember(n.Ctx, k, "master-10-0-0-5", "master-10-0-0-6"); err != nil || res.Changed {
 		t.Fatalf("second remove: %v, %v", res, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/mgmtkit/mgmtkit/internal/scripted"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
@@ -45,48 +46,49 @@ func rootOnly(t *testing.T, fsys *sshtest.FS, file string) []byte {
 // initScript is kubeadm's version and init on a node: init requires its
 // configuration file (root's, 0600) and writes what kubeadm init writes
 // that the steps look at.
-func initScript(t *testing.T, seen *[]byte) script {
-	return func(inv invocation, fsys *sshtest.FS) reply {
-		switch inv.line() {
+func initScript(t *testing.T, seen *[]byte) scripted.Script {
+	return func(inv scripted.Invocation, fsys *sshtest.FS) scripted.Reply {
+		switch inv.Line() {
 		case "version -o short":
-			return ok("v1.36.2\n")
+			return scripted.OK("v1.36.2\n")
 		case "init --config /etc/kubernetes/mgmtkit/init.yaml --upload-certs --skip-token-print --skip-certificate-key-print":
-			if inv.user != "root" {
-				return reply{stderr: "[ERROR IsPrivilegedUser]: user is not running as root\n", code: 1}
+			if inv.User != "root" {
+				return scripted.Reply{Stderr: "[ERROR IsPrivilegedUser]: user is not running as root\n", Code: 1}
 			}
 			*seen = rootOnly(t, fsys, kubeadm.InitConfigFile)
 			for _, f := range []string{kubeapi.AdminKubeconfig, kubeadm.APIServerManifest, kubeadm.KubeletKubeconfig, kubeadm.CACert} {
-				must[struct{}](t)(struct{}{}, fsys.MkdirAll(f[:strings.LastIndexByte(f, '/')], 0o755))
-				must[struct{}](t)(struct{}{}, fsys.WriteFile(f, []byte("x"), 0o600))
+				scripted.Must[struct{}](t)(struct{}{}, fsys.MkdirAll(f[:strings.LastIndexByte(f, '/')], 0o755))
+				scripted.Must[struct{}](t)(struct{}{}, fsys.WriteFile(f, []byte("x"), 0o600))
 			}
-			return ok("Your Kubernetes control-plane has initialized successfully!\n[upload-certs] Using certificate key:\nsecretsecret\n")
+			return scripted.OK("Your Kubernetes control-plane has initialized successfully!\n[upload-certs] Using certificate key:\nsecretsecret\n")
 		}
-		return reply{stderr: "unexpected kubeadm " + inv.line(), code: 2}
+		return scripted.Reply{Stderr: "unexpected kubeadm " + inv.Line(), Code: 2}
 	}
 }
 
 func TestInitControlPlane(t *testing.T) {
-	n := newNode(t, "master-10-0-0-5")
+	n := scripted.New(t, "master-10-0-0-5", "kubectl", "kubeadm")
 	var cfg []byte
 	registered := false
-	n.set(func(inv invocation, _ *sshtest.FS) reply {
-		if inv.line() == "get node master-10-0-0-5 -o json" {
+	n.Set("kubectl", func(inv scripted.Invocation, _ *sshtest.FS) scripted.Reply {
+		if inv.Line() == "get node master-10-0-0-5 -o json" {
 			if registered {
-				return ok(asJSON(t, readyNode("master-10-0-0-5", corev1.ConditionFalse, "KubeletNotReady", "cni plugin not initialized")))
+				return scripted.OK(scripted.AsJSON(t, scripted.ReadyNode("master-10-0-0-5", corev1.ConditionFalse, "KubeletNotReady", "cni plugin not initialized")))
 			}
-			return notFound("nodes", "master-10-0-0-5")
+			return scripted.NotFound("nodes", "master-10-0-0-5")
 		}
-		return reply{code: 2}
-	}, initScript(t, &cfg))
+		return scripted.Reply{Code: 2}
+	})
+	n.Set("kubeadm", initScript(t, &cfg))
 
-	res, err := kubeadm.InitControlPlane(n.ctx, n.h, initOptions())
+	res, err := kubeadm.InitControlPlane(n.Ctx, n.Host, initOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Changed || !strings.Contains(res.Detail, "v1.36.2") {
 		t.Fatalf("result %v", res)
 	}
-	if got, want := n.lines("kubeadm"), []string{"version -o short", "init --config /etc/kubernetes/mgmtkit/init.yaml --upload-certs --skip-token-print --skip-certificate-key-print"}; !slices.Equal(got, want) {
+	if got, want := n.Lines("kubeadm"), []string{"version -o short", "init --config /etc/kubernetes/mgmtkit/init.yaml --upload-certs --skip-token-print --skip-certificate-key-print"}; !slices.Equal(got, want) {
 		t.Fatalf("kubeadm runs %q, want %q", got, want)
 	}
 	for _, want := range []string{"kubernetesVersion: v1.36.2", "controlPlaneEndpoint: 10.0.0.5:6443", "name: master-10-0-0-5", "advertiseAddress: 10.0.0.5", "podSubnet: 192.168.0.0/16", "serviceSubnet: 10.96.0.0/12", "cgroupDriver: systemd"} {
@@ -101,60 +103,63 @@ func TestInitControlPlane(t *testing.T) {
 
 	// Initialised and registered: nothing runs but the checks.
 	registered = true
-	n.reset()
-	res, err = kubeadm.InitControlPlane(n.ctx, n.h, initOptions())
+	n.Reset()
+	res, err = kubeadm.InitControlPlane(n.Ctx, n.Host, initOptions())
 	if err != nil || res != lcm.Unchanged {
 		t.Fatalf("second run: %v, %v; want unchanged", res, err)
 	}
-	if runs := n.lines("kubeadm"); len(runs) != 0 {
+	if runs := n.Lines("kubeadm"); len(runs) != 0 {
 		t.Fatalf("second run ran kubeadm %q", runs)
 	}
 }
 
 func TestInitControlPlaneRefusesHalfInitialisedNodes(t *testing.T) {
-	n := newNode(t, "master-10-0-0-5")
+	n := scripted.New(t, "master-10-0-0-5", "kubectl", "kubeadm")
 	var cfg []byte
-	n.set(func(inv invocation, _ *sshtest.FS) reply { return notFound("nodes", "master-10-0-0-5") }, initScript(t, &cfg))
-	fsys := n.srv.FS()
+	n.Set("kubectl", func(inv scripted.Invocation, _ *sshtest.FS) scripted.Reply {
+		return scripted.NotFound("nodes", "master-10-0-0-5")
+	})
+	n.Set("kubeadm", initScript(t, &cfg))
+	fsys := n.Server.FS()
 
 	// A joined worker (kubelet.conf, no control plane).
-	must[struct{}](t)(struct{}{}, fsys.MkdirAll("/etc/kubernetes", 0o755))
-	must[struct{}](t)(struct{}{}, fsys.WriteFile(kubeadm.KubeletKubeconfig, []byte("x"), 0o600))
-	_, err := kubeadm.InitControlPlane(n.ctx, n.h, initOptions())
+	scripted.Must[struct{}](t)(struct{}{}, fsys.MkdirAll("/etc/kubernetes", 0o755))
+	scripted.Must[struct{}](t)(struct{}{}, fsys.WriteFile(kubeadm.KubeletKubeconfig, []byte("x"), 0o600))
+	_, err := kubeadm.InitControlPlane(n.Ctx, n.Host, initOptions())
 	if err == nil || !strings.Contains(err.Error(), kubeadm.KubeletKubeconfig) || !strings.Contains(err.Error(), "reset") {
 		t.Fatalf("joined node: %v", err)
 	}
 	// A control plane whose node is not registered.
-	must[struct{}](t)(struct{}{}, fsys.MkdirAll("/etc/kubernetes/manifests", 0o755))
-	must[struct{}](t)(struct{}{}, fsys.WriteFile(kubeapi.AdminKubeconfig, []byte("x"), 0o600))
-	must[struct{}](t)(struct{}{}, fsys.WriteFile(kubeadm.APIServerManifest, []byte("x"), 0o600))
-	_, err = kubeadm.InitControlPlane(n.ctx, n.h, initOptions())
+	scripted.Must[struct{}](t)(struct{}{}, fsys.MkdirAll("/etc/kubernetes/manifests", 0o755))
+	scripted.Must[struct{}](t)(struct{}{}, fsys.WriteFile(kubeapi.AdminKubeconfig, []byte("x"), 0o600))
+	scripted.Must[struct{}](t)(struct{}{}, fsys.WriteFile(kubeadm.APIServerManifest, []byte("x"), 0o600))
+	_, err = kubeadm.InitControlPlane(n.Ctx, n.Host, initOptions())
 	if err == nil || !strings.Contains(err.Error(), "not registered") {
 		t.Fatalf("unregistered control plane: %v", err)
 	}
-	if runs := n.lines("kubeadm"); len(runs) != 0 {
+	if runs := n.Lines("kubeadm"); len(runs) != 0 {
 		t.Fatalf("kubeadm ran: %q", runs)
 	}
 }
 
 func TestInitControlPlaneFailure(t *testing.T) {
-	n := newNode(t, "master-10-0-0-5")
-	n.set(nil, func(inv invocation, _ *sshtest.FS) reply {
+	n := scripted.New(t, "master-10-0-0-5", "kubectl", "kubeadm")
+	n.Set("kubeadm", func(inv scripted.Invocation, _ *sshtest.FS) scripted.Reply {
 		// kubeadm's preflight (cmd/kubeadm/app/preflight/checks.go,
 		// SwapCheck): errors on stderr, exit status 1.
-		return reply{stderr: "error execution phase preflight: [preflight] Some fatal errors occurred:\n\t[ERROR Swap]: swap is supported for cgroup v2 only...\n", code: 1}
+		return scripted.Reply{Stderr: "error execution phase preflight: [preflight] Some fatal errors occurred:\n\t[ERROR Swap]: swap is supported for cgroup v2 only...\n", Code: 1}
 	})
 	o := initOptions()
 	o.Version = "1.36.4"
-	res, err := kubeadm.InitControlPlane(n.ctx, n.h, o)
+	res, err := kubeadm.InitControlPlane(n.Ctx, n.Host, o)
 	if err == nil || !strings.Contains(err.Error(), "[ERROR Swap]") || !strings.Contains(err.Error(), "master-10-0-0-5") {
 		t.Fatalf("preflight failure: %v", err)
 	}
 	// A patch version is written as is: no version probe.
-	if got := n.lines("kubeadm"); len(got) != 1 || !strings.HasPrefix(got[0], "init ") {
+	if got := n.Lines("kubeadm"); len(got) != 1 || !strings.HasPrefix(got[0], "init ") {
 		t.Fatalf("kubeadm runs %q", got)
 	}
-	if cfg := rootOnly(t, n.srv.FS(), kubeadm.InitConfigFile); !strings.Contains(string(cfg), "kubernetesVersion: v1.36.4") {
+	if cfg := rootOnly(t, n.Server.FS(), kubeadm.InitConfigFile); !strings.Contains(string(cfg), "kubernetesVersion: v1.36.4") {
 		t.Fatalf("init.yaml:\n%s", cfg)
 	}
 	if !res.Changed {
@@ -163,19 +168,19 @@ func TestInitControlPlaneFailure(t *testing.T) {
 }
 
 func TestInitControlPlaneVersionMismatch(t *testing.T) {
-	n := newNode(t, "master-10-0-0-5")
-	n.set(nil, func(inv invocation, _ *sshtest.FS) reply { return ok("v1.35.9\n") })
-	_, err := kubeadm.InitControlPlane(n.ctx, n.h, initOptions())
+	n := scripted.New(t, "master-10-0-0-5", "kubectl", "kubeadm")
+	n.Set("kubeadm", func(inv scripted.Invocation, _ *sshtest.FS) scripted.Reply { return scripted.OK("v1.35.9\n") })
+	_, err := kubeadm.InitControlPlane(n.Ctx, n.Host, initOptions())
 	if err == nil || !strings.Contains(err.Error(), "v1.35.9") {
 		t.Fatalf("mismatch: %v", err)
 	}
-	if got := n.lines("kubeadm"); !slices.Equal(got, []string{"version -o short"}) {
+	if got := n.Lines("kubeadm"); !slices.Equal(got, []string{"version -o short"}) {
 		t.Fatalf("kubeadm runs %q", got)
 	}
 }
 
 func TestInitControlPlaneBadOptions(t *testing.T) {
-	n := newNode(t, "master-10-0-0-5")
+	n := scripted.New(t, "master-10-0-0-5", "kubectl", "kubeadm")
 	for field, mutate := range map[string]func(*kubeadm.InitOptions){
 		"InitOptions.NodeName":         func(o *kubeadm.InitOptions) { o.NodeName = "Master_1" },
 		"InitOptions.AdvertiseAddress": func(o *kubeadm.InitOptions) { o.AdvertiseAddress = "master" },
@@ -187,10 +192,10 @@ func TestInitControlPlaneBadOptions(t *testing.T) {
 	} {
 		o := initOptions()
 		mutate(&o)
-		_, err := kubeadm.InitControlPlane(n.ctx, n.h, o)
-		paramsError(t, err, field)
+		_, err := kubeadm.InitControlPlane(n.Ctx, n.Host, o)
+		scripted.ParamsError(t, err, field)
 	}
-	if c := n.commands(); len(c) != 0 {
+	if c := n.Commands(); len(c) != 0 {
 		t.Fatalf("commands for bad options: %q", c)
 	}
 }

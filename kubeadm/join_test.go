@@ -11,6 +11,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/mgmtkit/mgmtkit/internal/scripted"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -31,37 +32,37 @@ func writeFile(t *testing.T, fsys *sshtest.FS, file string, data []byte) {
 }
 
 func TestNewJoinInfoWorker(t *testing.T) {
-	n := newNode(t, "master-10-0-0-5")
+	n := scripted.New(t, "master-10-0-0-5", "kubectl", "kubeadm")
 	ca, pin := testCA(t)
-	writeFile(t, n.srv.FS(), kubeadm.CACert, ca)
-	n.set(nil, func(inv invocation, _ *sshtest.FS) reply {
-		if inv.line() == "token create --ttl 1h0m0s" && inv.user == "root" {
-			return ok(token + "\n")
+	writeFile(t, n.Server.FS(), kubeadm.CACert, ca)
+	n.Set("kubeadm", func(inv scripted.Invocation, _ *sshtest.FS) scripted.Reply {
+		if inv.Line() == "token create --ttl 1h0m0s" && inv.User == "root" {
+			return scripted.OK(token + "\n")
 		}
-		return reply{code: 2}
+		return scripted.Reply{Code: 2}
 	})
-	info, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.5:6443", false)
+	info, err := kubeadm.NewJoinInfo(n.Ctx, n.Host, "10.0.0.5", "10.0.0.5:6443", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.Token.Reveal() != token || info.CACertHash != pin || info.Endpoint != "10.0.0.5:6443" || !info.CertificateKey.IsZero() {
 		t.Fatalf("JoinInfo %+v (hash %s, want %s)", info, info.CACertHash, pin)
 	}
-	if got := n.lines("kubeadm"); !slices.Equal(got, []string{"token create --ttl 1h0m0s"}) {
+	if got := n.Lines("kubeadm"); !slices.Equal(got, []string{"token create --ttl 1h0m0s"}) {
 		t.Fatalf("kubeadm runs %q", got)
 	}
-	n.assertNoSecret(token, fmt.Sprintf("%v %+v %#v", info, info, info))
+	n.AssertNoSecret(token, fmt.Sprintf("%v %+v %#v", info, info, info))
 }
 
 func TestNewJoinInfoControlPlaneUploadsCerts(t *testing.T) {
-	n := newNode(t, "master-10-0-0-5")
+	n := scripted.New(t, "master-10-0-0-5", "kubectl", "kubeadm")
 	ca, pin := testCA(t)
-	writeFile(t, n.srv.FS(), kubeadm.CACert, ca)
+	writeFile(t, n.Server.FS(), kubeadm.CACert, ca)
 	var uploaded string
-	n.set(nil, func(inv invocation, fsys *sshtest.FS) reply {
-		switch inv.line() {
+	n.Set("kubeadm", func(inv scripted.Invocation, fsys *sshtest.FS) scripted.Reply {
+		switch inv.Line() {
 		case "version -o short":
-			return ok("v1.36.2\n")
+			return scripted.OK("v1.36.2\n")
 		case "init phase upload-certs --upload-certs --skip-certificate-key-print --config /etc/kubernetes/mgmtkit/upload-certs.yaml":
 			cfg := rootOnly(t, fsys, kubeadm.UploadCertsConfigFile)
 			for _, doc := range strings.Split(string(cfg), "---\n") {
@@ -83,13 +84,13 @@ func TestNewJoinInfoControlPlaneUploadsCerts(t *testing.T) {
 				}
 			}
 			// kubeadm prints the key it used.
-			return ok("[upload-certs] Using certificate key:\n" + uploaded + "\n")
+			return scripted.OK("[upload-certs] Using certificate key:\n" + uploaded + "\n")
 		case "token create --ttl 1h0m0s":
-			return ok(token + "\n")
+			return scripted.OK(token + "\n")
 		}
-		return reply{code: 2}
+		return scripted.Reply{Code: 2}
 	})
-	info, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.100:16443", true)
+	info, err := kubeadm.NewJoinInfo(n.Ctx, n.Host, "10.0.0.5", "10.0.0.100:16443", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,14 +98,14 @@ func TestNewJoinInfoControlPlaneUploadsCerts(t *testing.T) {
 	if len(key) != 64 || key != uploaded || info.CACertHash != pin {
 		t.Fatalf("certificate key %q, uploaded %q", key, uploaded)
 	}
-	if n.srv.FS().Exists(kubeadm.UploadCertsConfigFile) {
+	if n.Server.FS().Exists(kubeadm.UploadCertsConfigFile) {
 		t.Fatal("upload-certs.yaml (it holds the key) is still there")
 	}
-	n.assertNoSecret(key, fmt.Sprintf("%v", info))
-	n.assertNoSecret(token)
+	n.AssertNoSecret(key, fmt.Sprintf("%v", info))
+	n.AssertNoSecret(token)
 
 	// Two calls make two keys.
-	again, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.100:16443", true)
+	again, err := kubeadm.NewJoinInfo(n.Ctx, n.Host, "10.0.0.5", "10.0.0.100:16443", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,27 +115,29 @@ func TestNewJoinInfoControlPlaneUploadsCerts(t *testing.T) {
 }
 
 func TestNewJoinInfoFailures(t *testing.T) {
-	n := newNode(t, "master-10-0-0-5")
-	_, err := kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.5", false)
-	paramsError(t, err, "endpoint")
+	n := scripted.New(t, "master-10-0-0-5", "kubectl", "kubeadm")
+	_, err := kubeadm.NewJoinInfo(n.Ctx, n.Host, "10.0.0.5", "10.0.0.5", false)
+	scripted.ParamsError(t, err, "endpoint")
 	// A control-plane join needs the address upload-certs names.
-	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "", "10.0.0.5:6443", true)
-	paramsError(t, err, "cpAddress")
-	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5:6443", "10.0.0.5:6443", false)
-	paramsError(t, err, "cpAddress")
-	if c := n.commands(); len(c) != 0 {
+	_, err = kubeadm.NewJoinInfo(n.Ctx, n.Host, "", "10.0.0.5:6443", true)
+	scripted.ParamsError(t, err, "cpAddress")
+	_, err = kubeadm.NewJoinInfo(n.Ctx, n.Host, "10.0.0.5:6443", "10.0.0.5:6443", false)
+	scripted.ParamsError(t, err, "cpAddress")
+	if c := n.Commands(); len(c) != 0 {
 		t.Fatalf("commands: %q", c)
 	}
 	// No CA: the error says so.
-	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.5:6443", false)
+	_, err = kubeadm.NewJoinInfo(n.Ctx, n.Host, "10.0.0.5", "10.0.0.5:6443", false)
 	if err == nil || !strings.Contains(err.Error(), "CA") {
 		t.Fatalf("no CA: %v", err)
 	}
 	// Output that is not a token is not echoed.
 	ca, _ := testCA(t)
-	writeFile(t, n.srv.FS(), kubeadm.CACert, ca)
-	n.set(nil, func(invocation, *sshtest.FS) reply { return ok("W1123 warning\nabc.def-not-a-token\n") })
-	_, err = kubeadm.NewJoinInfo(n.ctx, n.h, "10.0.0.5", "10.0.0.5:6443", false)
+	writeFile(t, n.Server.FS(), kubeadm.CACert, ca)
+	n.Set("kubeadm", func(scripted.Invocation, *sshtest.FS) scripted.Reply {
+		return scripted.OK("W1123 warning\nabc.def-not-a-token\n")
+	})
+	_, err = kubeadm.NewJoinInfo(n.Ctx, n.Host, "10.0.0.5", "10.0.0.5:6443", false)
 	if err == nil || strings.Contains(err.Error(), "not-a-token") {
 		t.Fatalf("bad token output: %v", err)
 	}
@@ -163,9 +166,9 @@ func joinOptions(info kubeadm.JoinInfo, controlPlane bool) kubeadm.JoinOptions {
 // configuration file (root's, 0600), checks the token and CA pin, and
 // writes the kubelet's kubeconfig (and, for a control plane, the
 // API server's manifest).
-func joinScript(t *testing.T, want kubeadm.JoinInfo, seen *string) script {
-	return func(inv invocation, fsys *sshtest.FS) reply {
-		switch inv.line() {
+func joinScript(t *testing.T, want kubeadm.JoinInfo, seen *string) scripted.Script {
+	return func(inv scripted.Invocation, fsys *sshtest.FS) scripted.Reply {
+		switch inv.Line() {
 		case "join --config /etc/kubernetes/mgmtkit/join.yaml":
 			cfg := string(rootOnly(t, fsys, kubeadm.JoinConfigFile))
 			*seen = cfg
@@ -173,24 +176,24 @@ func joinScript(t *testing.T, want kubeadm.JoinInfo, seen *string) script {
 			// FileAvailable--etc-kubernetes-pki-ca.crt
 			// (cmd/kubeadm/app/cmd/phases/join/preflight.go).
 			if fsys.Exists(kubeadm.CACert) {
-				return reply{stderr: "[ERROR FileAvailable--etc-kubernetes-pki-ca.crt]: /etc/kubernetes/pki/ca.crt already exists\n", code: 1}
+				return scripted.Reply{Stderr: "[ERROR FileAvailable--etc-kubernetes-pki-ca.crt]: /etc/kubernetes/pki/ca.crt already exists\n", Code: 1}
 			}
 			if !strings.Contains(cfg, "token: "+want.Token.Reveal()) || !strings.Contains(cfg, want.CACertHash) {
-				return reply{stderr: "couldn't validate the identity of the API Server\n", code: 1}
+				return scripted.Reply{Stderr: "couldn't validate the identity of the API Server\n", Code: 1}
 			}
 			writeFile(t, fsys, kubeadm.CACert, []byte("ca"))
 			writeFile(t, fsys, kubeadm.KubeletKubeconfig, []byte("x"))
 			if strings.Contains(cfg, "controlPlane:") {
 				writeFile(t, fsys, kubeadm.APIServerManifest, []byte("x"))
 			}
-			return ok("This node has joined the cluster\n")
+			return scripted.OK("This node has joined the cluster\n")
 		case "reset --force":
 			for _, f := range []string{kubeadm.CACert, kubeadm.KubeletKubeconfig, kubeadm.APIServerManifest, "/etc/kubernetes/bootstrap-kubelet.conf"} {
 				_ = fsys.Remove(f)
 			}
-			return ok("")
+			return scripted.OK("")
 		}
-		return reply{code: 2}
+		return scripted.Reply{Code: 2}
 	}
 }
 
@@ -205,12 +208,12 @@ func testJoinInfo(t *testing.T, controlPlane bool) kubeadm.JoinInfo {
 }
 
 func TestJoinNodeWorker(t *testing.T) {
-	n := newNode(t, "worker-10-0-0-12")
+	n := scripted.New(t, "worker-10-0-0-12", "kubectl", "kubeadm")
 	info := testJoinInfo(t, false)
 	var cfg string
-	n.set(nil, joinScript(t, info, &cfg))
+	n.Set("kubeadm", joinScript(t, info, &cfg))
 
-	res, err := kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, false))
+	res, err := kubeadm.JoinNode(n.Ctx, n.Host, joinOptions(info, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,42 +223,42 @@ func TestJoinNodeWorker(t *testing.T) {
 	if strings.Contains(cfg, "controlPlane") || !strings.Contains(cfg, "name: worker-10-0-0-12") {
 		t.Fatalf("join.yaml:\n%s", cfg)
 	}
-	if n.srv.FS().Exists(kubeadm.JoinConfigFile) {
+	if n.Server.FS().Exists(kubeadm.JoinConfigFile) {
 		t.Fatal("join.yaml (it holds the token) is still there")
 	}
-	n.assertNoSecret(token, res.String())
+	n.AssertNoSecret(token, res.String())
 
 	// A member: nothing runs but the check.
-	n.reset()
-	res, err = kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, false))
+	n.Reset()
+	res, err = kubeadm.JoinNode(n.Ctx, n.Host, joinOptions(info, false))
 	if err != nil || res != lcm.Unchanged {
 		t.Fatalf("second join: %v, %v", res, err)
 	}
-	if runs := n.lines("kubeadm"); len(runs) != 0 {
+	if runs := n.Lines("kubeadm"); len(runs) != 0 {
 		t.Fatalf("second join ran kubeadm %q", runs)
 	}
 	// A worker is not made a control plane.
-	_, err = kubeadm.JoinNode(n.ctx, n.h, joinOptions(testJoinInfo(t, true), true))
+	_, err = kubeadm.JoinNode(n.Ctx, n.Host, joinOptions(testJoinInfo(t, true), true))
 	if err == nil || !strings.Contains(err.Error(), "worker") {
 		t.Fatalf("worker as control plane: %v", err)
 	}
 }
 
 func TestJoinNodeControlPlane(t *testing.T) {
-	n := newNode(t, "master-10-0-0-6")
+	n := scripted.New(t, "master-10-0-0-6", "kubectl", "kubeadm")
 	info := testJoinInfo(t, true)
 	var cfg string
-	n.set(nil, joinScript(t, info, &cfg))
-	res, err := kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, true))
+	n.Set("kubeadm", joinScript(t, info, &cfg))
+	res, err := kubeadm.JoinNode(n.Ctx, n.Host, joinOptions(info, true))
 	if err != nil || !strings.Contains(res.Detail, "as a control plane") {
 		t.Fatalf("join: %v, %v", res, err)
 	}
 	if !strings.Contains(cfg, "certificateKey: "+info.CertificateKey.Reveal()) || !strings.Contains(cfg, "advertiseAddress: 10.0.0.6") {
 		t.Fatalf("join.yaml:\n%s", cfg)
 	}
-	n.assertNoSecret(info.CertificateKey.Reveal(), res.String())
-	n.assertNoSecret(token)
-	res, err = kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, true))
+	n.AssertNoSecret(info.CertificateKey.Reveal(), res.String())
+	n.AssertNoSecret(token)
+	res, err = kubeadm.JoinNode(n.Ctx, n.Host, joinOptions(info, true))
 	if err != nil || res != lcm.Unchanged {
 		t.Fatalf("second join: %v, %v", res, err)
 	}
@@ -264,18 +267,18 @@ func TestJoinNodeControlPlane(t *testing.T) {
 // A join cut short leaves files that make kubeadm's preflight fail; the
 // next run resets them first and converges.
 func TestJoinNodeResetsWhatAnUnfinishedJoinLeft(t *testing.T) {
-	n := newNode(t, "worker-10-0-0-12")
+	n := scripted.New(t, "worker-10-0-0-12", "kubectl", "kubeadm")
 	info := testJoinInfo(t, false)
 	var cfg string
-	n.set(nil, joinScript(t, info, &cfg))
-	writeFile(t, n.srv.FS(), kubeadm.CACert, []byte("left over"))
-	writeFile(t, n.srv.FS(), "/etc/kubernetes/bootstrap-kubelet.conf", []byte("left over"))
+	n.Set("kubeadm", joinScript(t, info, &cfg))
+	writeFile(t, n.Server.FS(), kubeadm.CACert, []byte("left over"))
+	writeFile(t, n.Server.FS(), "/etc/kubernetes/bootstrap-kubelet.conf", []byte("left over"))
 
-	res, err := kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, false))
+	res, err := kubeadm.JoinNode(n.Ctx, n.Host, joinOptions(info, false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := n.lines("kubeadm"), []string{"reset --force", "join --config /etc/kubernetes/mgmtkit/join.yaml"}; !slices.Equal(got, want) {
+	if got, want := n.Lines("kubeadm"), []string{"reset --force", "join --config /etc/kubernetes/mgmtkit/join.yaml"}; !slices.Equal(got, want) {
 		t.Fatalf("kubeadm runs %q, want %q", got, want)
 	}
 	if !strings.Contains(res.Detail, "kubeadm reset") || !strings.Contains(res.Detail, "joined") {
@@ -284,52 +287,52 @@ func TestJoinNodeResetsWhatAnUnfinishedJoinLeft(t *testing.T) {
 }
 
 func TestJoinNodeFailureRemovesTheToken(t *testing.T) {
-	n := newNode(t, "worker-10-0-0-12")
+	n := scripted.New(t, "worker-10-0-0-12", "kubectl", "kubeadm")
 	info := testJoinInfo(t, false)
-	n.set(nil, func(inv invocation, _ *sshtest.FS) reply {
+	n.Set("kubeadm", func(inv scripted.Invocation, _ *sshtest.FS) scripted.Reply {
 		// kubeadm's discovery (cmd/kubeadm/app/discovery/token/token.go)
 		// with a token the API server does not know.
-		return reply{stderr: "error execution phase preflight: couldn't validate the identity of the API Server: could not find a JWS signature in the cluster-info ConfigMap for token ID \"7c2mqz\"\n", code: 1}
+		return scripted.Reply{Stderr: "error execution phase preflight: couldn't validate the identity of the API Server: could not find a JWS signature in the cluster-info ConfigMap for token ID \"7c2mqz\"\n", Code: 1}
 	})
-	_, err := kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, false))
+	_, err := kubeadm.JoinNode(n.Ctx, n.Host, joinOptions(info, false))
 	if err == nil || !strings.Contains(err.Error(), "JWS signature") || !strings.Contains(err.Error(), "worker-10-0-0-12") {
 		t.Fatalf("failed join: %v", err)
 	}
-	if n.srv.FS().Exists(kubeadm.JoinConfigFile) {
+	if n.Server.FS().Exists(kubeadm.JoinConfigFile) {
 		t.Fatal("join.yaml left after a failed join")
 	}
-	n.assertNoSecret(token, err.Error())
+	n.AssertNoSecret(token, err.Error())
 }
 
 // A node that has joined needs no JoinInfo: JoinNode looks first, and
 // asks for the credentials only of a node that must join. Joined says
 // which a node is.
 func TestJoinNodeMemberNeedsNoJoinInfo(t *testing.T) {
-	n := newNode(t, "worker-10-0-0-12")
+	n := scripted.New(t, "worker-10-0-0-12", "kubectl", "kubeadm")
 	noInfo := kubeadm.JoinOptions{NodeName: "worker-10-0-0-12", AdvertiseAddress: "10.0.0.12"}
-	joined, err := kubeadm.Joined(n.ctx, n.h)
+	joined, err := kubeadm.Joined(n.Ctx, n.Host)
 	if err != nil || joined {
 		t.Fatalf("Joined on a fresh node: %v, %v", joined, err)
 	}
-	_, err = kubeadm.JoinNode(n.ctx, n.h, noInfo)
-	paramsError(t, err, "JoinOptions.Info.Token")
-	if runs := n.lines("kubeadm"); len(runs) != 0 {
+	_, err = kubeadm.JoinNode(n.Ctx, n.Host, noInfo)
+	scripted.ParamsError(t, err, "JoinOptions.Info.Token")
+	if runs := n.Lines("kubeadm"); len(runs) != 0 {
 		t.Fatalf("a join without credentials ran kubeadm %q", runs)
 	}
 
-	writeFile(t, n.srv.FS(), kubeadm.KubeletKubeconfig, []byte("x"))
-	joined, err = kubeadm.Joined(n.ctx, n.h)
+	writeFile(t, n.Server.FS(), kubeadm.KubeletKubeconfig, []byte("x"))
+	joined, err = kubeadm.Joined(n.Ctx, n.Host)
 	if err != nil || !joined {
 		t.Fatalf("Joined on a member: %v, %v", joined, err)
 	}
-	res, err := kubeadm.JoinNode(n.ctx, n.h, noInfo)
+	res, err := kubeadm.JoinNode(n.Ctx, n.Host, noInfo)
 	if err != nil || res != lcm.Unchanged {
 		t.Fatalf("a member without JoinInfo: %v, %v", res, err)
 	}
 }
 
 func TestJoinNodeBadOptions(t *testing.T) {
-	n := newNode(t, "worker-10-0-0-12")
+	n := scripted.New(t, "worker-10-0-0-12", "kubectl", "kubeadm")
 	good := testJoinInfo(t, true)
 	// The node's own options are refused before any command; the
 	// credentials after the one read-only look at whether the node must
@@ -342,11 +345,11 @@ func TestJoinNodeBadOptions(t *testing.T) {
 		"JoinOptions.Info.CACertHash":     func(o *kubeadm.JoinOptions) { o.Info.CACertHash = "sha1:abc" },
 		"JoinOptions.Info.CertificateKey": func(o *kubeadm.JoinOptions) { o.Info.CertificateKey = secret("") },
 	} {
-		n.reset()
+		n.Reset()
 		o := joinOptions(good, true)
 		mutate(&o)
-		_, err := kubeadm.JoinNode(n.ctx, n.h, o)
-		paramsError(t, err, field)
+		_, err := kubeadm.JoinNode(n.Ctx, n.Host, o)
+		scripted.ParamsError(t, err, field)
 		if strings.Contains(err.Error(), token) {
 			t.Fatalf("token in %v", err)
 		}
@@ -354,7 +357,7 @@ func TestJoinNodeBadOptions(t *testing.T) {
 		if !strings.HasPrefix(field, "JoinOptions.Info.") {
 			want = 0
 		}
-		if c := n.commands(); len(c) != want {
+		if c := n.Commands(); len(c) != want {
 			t.Fatalf("%s: commands %q, want %d", field, c, want)
 		}
 	}
@@ -367,48 +370,48 @@ func TestJoinNodeConvergesAfterFaults(t *testing.T) {
 	info := testJoinInfo(t, false)
 
 	// Where in the exec requests the join comes, on a fresh node.
-	probe := newNode(t, "worker-10-0-0-11")
+	probe := scripted.New(t, "worker-10-0-0-11", "kubectl", "kubeadm")
 	var cfg string
-	probe.set(nil, joinScript(t, info, &cfg))
-	if _, err := kubeadm.JoinNode(probe.ctx, probe.h, joinOptions(info, false)); err != nil {
+	probe.Set("kubeadm", joinScript(t, info, &cfg))
+	if _, err := kubeadm.JoinNode(probe.Ctx, probe.Host, joinOptions(info, false)); err != nil {
 		t.Fatal(err)
 	}
-	joinAt := slices.IndexFunc(probe.commands(), func(c string) bool { return strings.Contains(c, "kubeadm join") })
+	joinAt := slices.IndexFunc(probe.Commands(), func(c string) bool { return strings.Contains(c, "kubeadm join") })
 	if joinAt < 0 {
-		t.Fatalf("no join in %q", probe.commands())
+		t.Fatalf("no join in %q", probe.Commands())
 	}
 
-	n := newNode(t, "worker-10-0-0-12")
-	n.set(nil, joinScript(t, info, &cfg))
-	n.srv.DropConnectionDuring(joinAt + 1)
-	_, err := kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, false))
+	n := scripted.New(t, "worker-10-0-0-12", "kubectl", "kubeadm")
+	n.Set("kubeadm", joinScript(t, info, &cfg))
+	n.Server.DropConnectionDuring(joinAt + 1)
+	_, err := kubeadm.JoinNode(n.Ctx, n.Host, joinOptions(info, false))
 	if !errors.Is(err, remote.ErrConnectionLost) {
 		t.Fatalf("dropped join: %v, want ErrConnectionLost", err)
 	}
-	if n.srv.FS().Exists(kubeadm.JoinConfigFile) {
+	if n.Server.FS().Exists(kubeadm.JoinConfigFile) {
 		t.Fatal("join.yaml left after a dropped connection")
 	}
-	res, err := kubeadm.JoinNode(n.ctx, n.h, joinOptions(info, false))
+	res, err := kubeadm.JoinNode(n.Ctx, n.Host, joinOptions(info, false))
 	if err != nil || res != lcm.Unchanged {
 		t.Fatalf("rerun after the drop: %v, %v", res, err)
 	}
-	if got := n.lines("kubeadm"); len(got) != 1 {
+	if got := n.Lines("kubeadm"); len(got) != 1 {
 		t.Fatalf("kubeadm runs %q: joined twice", got)
 	}
 
-	h := newNode(t, "worker-10-0-0-13")
-	h.set(nil, joinScript(t, info, &cfg))
-	h.srv.HangProgram("kubeadm", 1)
-	ctx, cancel := context.WithTimeout(h.ctx, 2*time.Second)
+	h := scripted.New(t, "worker-10-0-0-13", "kubectl", "kubeadm")
+	h.Set("kubeadm", joinScript(t, info, &cfg))
+	h.Server.HangProgram("kubeadm", 1)
+	ctx, cancel := context.WithTimeout(h.Ctx, 2*time.Second)
 	defer cancel()
-	_, err = kubeadm.JoinNode(ctx, h.h, joinOptions(info, false))
+	_, err = kubeadm.JoinNode(ctx, h.Host, joinOptions(info, false))
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("hung join: %v", err)
 	}
-	if h.srv.FS().Exists(kubeadm.JoinConfigFile) {
+	if h.Server.FS().Exists(kubeadm.JoinConfigFile) {
 		t.Fatal("join.yaml left after a hung join")
 	}
-	res, err = kubeadm.JoinNode(h.ctx, h.h, joinOptions(info, false))
+	res, err = kubeadm.JoinNode(h.Ctx, h.Host, joinOptions(info, false))
 	if err != nil || !res.Changed {
 		t.Fatalf("rerun after the hang: %v, %v", res, err)
 	}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mgmtkit/mgmtkit/internal/scripted"
 	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
@@ -38,51 +39,51 @@ type drainCluster struct {
 	exists        bool
 	pods          []corev1.Pod
 	// drain decides what `kubectl drain` does with the pods.
-	drain func(force bool) reply
+	drain func(force bool) scripted.Reply
 }
 
-func (c *drainCluster) script(node string) script {
-	return func(inv invocation, _ *sshtest.FS) reply {
-		switch line := inv.line(); {
+func (c *drainCluster) script(node string) scripted.Script {
+	return func(inv scripted.Invocation, _ *sshtest.FS) scripted.Reply {
+		switch line := inv.Line(); {
 		case line == "get node "+node+" -o json":
 			if !c.exists {
-				return notFound("nodes", node)
+				return scripted.NotFound("nodes", node)
 			}
-			n := readyNode(node, corev1.ConditionTrue, "", "")
+			n := scripted.ReadyNode(node, corev1.ConditionTrue, "", "")
 			n.Spec.Unschedulable = c.unschedulable
-			return ok(asJSON(c.t, n))
+			return scripted.OK(scripted.AsJSON(c.t, n))
 		case line == "cordon "+node:
 			c.unschedulable = true
-			return ok("node/" + node + " cordoned\n")
+			return scripted.OK("node/" + node + " cordoned\n")
 		case line == "get pods --all-namespaces --field-selector=spec.nodeName="+node+" -o json":
-			return ok(asJSON(c.t, corev1.PodList{Items: c.pods}))
+			return scripted.OK(scripted.AsJSON(c.t, corev1.PodList{Items: c.pods}))
 		case strings.HasPrefix(line, "drain "+node+" --ignore-daemonsets --delete-emptydir-data --timeout="):
 			return c.drain(strings.HasSuffix(line, " --force"))
 		case line == "delete node "+node+" --ignore-not-found":
 			c.exists = false
-			return ok(`node "` + node + `" deleted` + "\n")
+			return scripted.OK(`node "` + node + `" deleted` + "\n")
 		}
-		return reply{stderr: "unexpected kubectl " + inv.line(), code: 2}
+		return scripted.Reply{Stderr: "unexpected kubectl " + inv.Line(), Code: 2}
 	}
 }
 
 func TestDrainNode(t *testing.T) {
 	const name = "worker-10-0-0-12"
-	n := newNode(t, "master-10-0-0-5")
+	n := scripted.New(t, "master-10-0-0-5", "kubectl")
 	c := &drainCluster{t: t, exists: true, pods: []corev1.Pod{
 		pod("kube-system", "kube-proxy-x", name, "DaemonSet", nil),
 		pod("default", "web-1", name, "ReplicaSet", nil),
 		pod("default", "job-done", name, "", nil),
 	}}
 	c.pods[2].Status.Phase = corev1.PodSucceeded
-	c.drain = func(force bool) reply {
+	c.drain = func(force bool) scripted.Reply {
 		// Evictions leave the DaemonSet pod (--ignore-daemonsets).
 		c.pods = c.pods[:1]
-		return ok("node/" + name + " drained\n")
+		return scripted.OK("node/" + name + " drained\n")
 	}
-	n.set(c.script(name))
+	n.Set("kubectl", c.script(name))
 
-	res, err := kubeapi.DrainNode(n.ctx, n.kc(), name, kubeapi.DrainOptions{})
+	res, err := kubeapi.DrainNode(n.Ctx, n.Kubectl(), name, kubeapi.DrainOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestDrainNode(t *testing.T) {
 		"get pods --all-namespaces --field-selector=spec.nodeName=" + name + " -o json",
 		"drain " + name + " --ignore-daemonsets --delete-emptydir-data --timeout=300s",
 	}
-	if got := n.lines("kubectl"); !slices.Equal(got, want) {
+	if got := n.Lines("kubectl"); !slices.Equal(got, want) {
 		t.Fatalf("kubectl runs\n%q\nwant\n%q", got, want)
 	}
 	if !res.Changed || !strings.Contains(res.Detail, "cordoned") || !strings.Contains(res.Detail, "1 pods evicted") {
@@ -100,37 +101,37 @@ func TestDrainNode(t *testing.T) {
 	}
 
 	// Cordoned, only a DaemonSet pod left: nothing to do.
-	n.reset()
-	res, err = kubeapi.DrainNode(n.ctx, n.kc(), name, kubeapi.DrainOptions{})
+	n.Reset()
+	res, err = kubeapi.DrainNode(n.Ctx, n.Kubectl(), name, kubeapi.DrainOptions{})
 	if err != nil || res != lcm.Unchanged {
 		t.Fatalf("second drain: %v, %v", res, err)
 	}
-	if got := n.lines("kubectl"); len(got) != 2 {
+	if got := n.Lines("kubectl"); len(got) != 2 {
 		t.Fatalf("second drain ran %q", got)
 	}
 
 	// Deleted, then absent.
-	res, err = kubeapi.DeleteNode(n.ctx, n.kc(), name)
+	res, err = kubeapi.DeleteNode(n.Ctx, n.Kubectl(), name)
 	if err != nil || !res.Changed {
 		t.Fatalf("delete: %v, %v", res, err)
 	}
-	n.reset()
+	n.Reset()
 	for _, step := range []func() (lcm.Result, error){
-		func() (lcm.Result, error) { return kubeapi.DeleteNode(n.ctx, n.kc(), name) },
-		func() (lcm.Result, error) { return kubeapi.DrainNode(n.ctx, n.kc(), name, kubeapi.DrainOptions{}) },
+		func() (lcm.Result, error) { return kubeapi.DeleteNode(n.Ctx, n.Kubectl(), name) },
+		func() (lcm.Result, error) { return kubeapi.DrainNode(n.Ctx, n.Kubectl(), name, kubeapi.DrainOptions{}) },
 	} {
 		if res, err := step(); err != nil || res != lcm.Unchanged {
 			t.Fatalf("absent node: %v, %v", res, err)
 		}
 	}
-	if got := n.lines("kubectl"); !slices.Equal(got, []string{"get node " + name + " -o json", "get node " + name + " -o json"}) {
+	if got := n.Lines("kubectl"); !slices.Equal(got, []string{"get node " + name + " -o json", "get node " + name + " -o json"}) {
 		t.Fatalf("absent node: kubectl runs %q", got)
 	}
 }
 
 func TestDrainNodeBlockedListsThePods(t *testing.T) {
 	const name = "worker-10-0-0-12"
-	n := newNode(t, "master-10-0-0-5")
+	n := scripted.New(t, "master-10-0-0-5", "kubectl")
 	c := &drainCluster{t: t, exists: true, pods: []corev1.Pod{
 		pod("kube-system", "calico-node-x", name, "DaemonSet", nil),
 		pod("kube-system", "kube-apiserver-"+name, name, "Node", map[string]string{corev1.MirrorPodAnnotationKey: "abc"}),
@@ -138,25 +139,25 @@ func TestDrainNodeBlockedListsThePods(t *testing.T) {
 		pod("default", "standalone", name, "", nil),
 	}}
 	var forced []bool
-	c.drain = func(force bool) reply {
+	c.drain = func(force bool) scripted.Reply {
 		forced = append(forced, force)
 		// kubectl drain: db-0's eviction refused by its
 		// PodDisruptionBudget (429 from the API server's eviction REST,
 		// pkg/registry/core/pod/storage/eviction.go) until the timeout;
 		// then RunDrain in staging/src/k8s.io/kubectl/pkg/cmd/drain/drain.go
 		// reports the node and exits 1.
-		return reply{
-			stderr: "evicting pod default/db-0\n" +
+		return scripted.Reply{
+			Stderr: "evicting pod default/db-0\n" +
 				"error when evicting pods/\"db-0\" -n \"default\" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.\n" +
 				"error: unable to drain node \"" + name + "\" due to error: [error when evicting pods/\"db-0\" -n \"default\": global timeout reached: 1m30s], continuing command...\n" +
 				"There are pending nodes to be drained:\n " + name + "\n" +
 				"error: [error when evicting pods/\"db-0\" -n \"default\": global timeout reached: 1m30s]\n",
-			code: 1,
+			Code: 1,
 		}
 	}
-	n.set(c.script(name))
+	n.Set("kubectl", c.script(name))
 
-	_, err := kubeapi.DrainNode(n.ctx, n.kc(), name, kubeapi.DrainOptions{Timeout: 90 * time.Second, Force: true})
+	_, err := kubeapi.DrainNode(n.Ctx, n.Kubectl(), name, kubeapi.DrainOptions{Timeout: 90 * time.Second, Force: true})
 	var de *kubeapi.DrainError
 	if !errors.As(err, &de) {
 		t.Fatalf("got %v, want a *DrainError", err)
@@ -173,7 +174,7 @@ func TestDrainNodeBlockedListsThePods(t *testing.T) {
 	if !slices.Equal(forced, []bool{true}) {
 		t.Fatalf("drain runs (force) %v", forced)
 	}
-	if got := n.lines("kubectl"); !slices.Contains(got, "drain "+name+" --ignore-daemonsets --delete-emptydir-data --timeout=90s --force") {
+	if got := n.Lines("kubectl"); !slices.Contains(got, "drain "+name+" --ignore-daemonsets --delete-emptydir-data --timeout=90s --force") {
 		t.Fatalf("kubectl runs %q", got)
 	}
 	if !c.exists {
@@ -182,14 +183,14 @@ func TestDrainNodeBlockedListsThePods(t *testing.T) {
 }
 
 func TestDrainNodeBadOptions(t *testing.T) {
-	n := newNode(t, "master-10-0-0-5")
-	_, err := kubeapi.DrainNode(n.ctx, n.kc(), "worker-1", kubeapi.DrainOptions{Timeout: -time.Second})
-	paramsError(t, err, "DrainOptions.Timeout")
-	_, err = kubeapi.DrainNode(n.ctx, n.kc(), "--all-nodes", kubeapi.DrainOptions{})
-	paramsError(t, err, "name")
-	_, err = kubeapi.DeleteNode(n.ctx, n.kc(), "")
-	paramsError(t, err, "name")
-	if c := n.commands(); len(c) != 0 {
+	n := scripted.New(t, "master-10-0-0-5", "kubectl")
+	_, err := kubeapi.DrainNode(n.Ctx, n.Kubectl(), "worker-1", kubeapi.DrainOptions{Timeout: -time.Second})
+	scripted.ParamsError(t, err, "DrainOptions.Timeout")
+	_, err = kubeapi.DrainNode(n.Ctx, n.Kubectl(), "--all-nodes", kubeapi.DrainOptions{})
+	scripted.ParamsError(t, err, "name")
+	_, err = kubeapi.DeleteNode(n.Ctx, n.Kubectl(), "")
+	scripted.ParamsError(t, err, "name")
+	if c := n.Commands(); len(c) != 0 {
 		t.Fatalf("commands: %q", c)
 	}
 }

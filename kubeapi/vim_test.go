@@ -17,6 +17,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mgmtkit/mgmtkit/internal/scripted"
 	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
@@ -63,13 +64,13 @@ func key(obj map[string]any) string {
 	return fmt.Sprintf("%s/%s/%s", obj["kind"], ns, name)
 }
 
-func (c *vimCluster) script() script {
-	return func(inv invocation, _ *sshtest.FS) reply {
-		switch line := inv.line(); line {
+func (c *vimCluster) script() scripted.Script {
+	return func(inv scripted.Invocation, _ *sshtest.FS) scripted.Reply {
+		switch line := inv.Line(); line {
 		case "diff -f -", "apply -f -":
 			var out strings.Builder
 			differs := false
-			for _, obj := range docs(c.t, inv.stdin) {
+			for _, obj := range docs(c.t, inv.Stdin) {
 				k := key(obj)
 				kind := strings.ToLower(obj["kind"].(string))
 				name := obj["metadata"].(map[string]any)["name"].(string)
@@ -85,14 +86,14 @@ func (c *vimCluster) script() script {
 			}
 			if line == "diff -f -" {
 				if differs {
-					return reply{stdout: "diff -u -N ...\n", code: 1}
+					return scripted.Reply{Stdout: "diff -u -N ...\n", Code: 1}
 				}
-				return ok("")
+				return scripted.OK("")
 			}
-			return ok(out.String())
+			return scripted.OK(out.String())
 		case "get secret mgmtkit-vim-token --namespace=kube-system -o json":
 			if !c.objects["Secret/kube-system/mgmtkit-vim-token"] {
-				return notFound("secrets", "mgmtkit-vim-token")
+				return scripted.NotFound("secrets", "mgmtkit-vim-token")
 			}
 			s := corev1.Secret{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
@@ -102,29 +103,29 @@ func (c *vimCluster) script() script {
 			if c.polls--; c.polls < 0 {
 				s.Data = map[string][]byte{"token": []byte(saToken), "ca.crt": c.ca, "namespace": []byte("kube-system")}
 			}
-			return ok(asJSON(c.t, s))
+			return scripted.OK(scripted.AsJSON(c.t, s))
 		case "delete -f - --ignore-not-found":
 			var out strings.Builder
-			for _, obj := range docs(c.t, inv.stdin) {
+			for _, obj := range docs(c.t, inv.Stdin) {
 				if k := key(obj); c.objects[k] {
 					delete(c.objects, k)
 					fmt.Fprintf(&out, "%s %q deleted\n", strings.ToLower(obj["kind"].(string)), obj["metadata"].(map[string]any)["name"])
 				}
 			}
-			return ok(out.String())
+			return scripted.OK(out.String())
 		}
-		return reply{stderr: "unexpected kubectl " + inv.line(), code: 2}
+		return scripted.Reply{Stderr: "unexpected kubectl " + inv.Line(), Code: 2}
 	}
 }
 
 func TestCreateVIMCredentials(t *testing.T) {
-	n := newNode(t, "master-10-0-0-5")
-	ca := testCA(t)
+	n := scripted.New(t, "master-10-0-0-5", "kubectl")
+	ca, _ := scripted.TestCA(t)
 	c := &vimCluster{t: t, ca: ca, objects: map[string]bool{}, polls: 1}
-	n.set(c.script())
+	n.Set("kubectl", c.script())
 	o := kubeapi.VIMOptions{Name: "kubernetes_vim_1234", Endpoint: "https://10.0.0.100:16443"}
 
-	info, res, err := kubeapi.CreateVIMCredentials(n.ctx, n.kc(), o)
+	info, res, err := kubeapi.CreateVIMCredentials(n.Ctx, n.Kubectl(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,14 +143,14 @@ func TestCreateVIMCredentials(t *testing.T) {
 	if err != nil || !bytes.Contains(b, []byte(saToken)) {
 		t.Fatalf("persisted JSON lacks the token: %s, %v", b, err)
 	}
-	n.assertNoSecret(saToken, res.String(), fmt.Sprintf("%v %+v", info, info))
+	n.AssertNoSecret(saToken, res.String(), fmt.Sprintf("%v %+v", info, info))
 
 	// The manifest: a service account, its cluster-admin binding, a
 	// token Secret without data, all typed objects.
-	applied := n.invocations("kubectl")[1]
-	objs := docs(t, applied.stdin)
+	applied := n.Invocations("kubectl")[1]
+	objs := docs(t, applied.Stdin)
 	if len(objs) != 3 {
-		t.Fatalf("manifest:\n%s", applied.stdin)
+		t.Fatalf("manifest:\n%s", applied.Stdin)
 	}
 	var binding rbacv1.ClusterRoleBinding
 	var secret corev1.Secret
@@ -157,9 +158,9 @@ func TestCreateVIMCredentials(t *testing.T) {
 		b, _ := json.Marshal(obj)
 		switch obj["kind"] {
 		case "ClusterRoleBinding":
-			must[struct{}](t)(struct{}{}, json.Unmarshal(b, &binding))
+			scripted.Must[struct{}](t)(struct{}{}, json.Unmarshal(b, &binding))
 		case "Secret":
-			must[struct{}](t)(struct{}{}, json.Unmarshal(b, &secret))
+			scripted.Must[struct{}](t)(struct{}{}, json.Unmarshal(b, &secret))
 		}
 	}
 	if binding.RoleRef.Name != "cluster-admin" || binding.RoleRef.Kind != "ClusterRole" || len(binding.Subjects) != 1 ||
@@ -171,40 +172,40 @@ func TestCreateVIMCredentials(t *testing.T) {
 	}
 
 	// Again: nothing changes, same credentials.
-	n.reset()
-	again, res, err := kubeapi.CreateVIMCredentials(n.ctx, n.kc(), o)
+	n.Reset()
+	again, res, err := kubeapi.CreateVIMCredentials(n.Ctx, n.Kubectl(), o)
 	if err != nil || res.Changed || again.AccessInfo["bearer_token"] != saToken {
 		t.Fatalf("second run: %v, %v", res, err)
 	}
-	if got := n.lines("kubectl"); !slices.Equal(got, []string{"diff -f -", "get secret mgmtkit-vim-token --namespace=kube-system -o json"}) {
+	if got := n.Lines("kubectl"); !slices.Equal(got, []string{"diff -f -", "get secret mgmtkit-vim-token --namespace=kube-system -o json"}) {
 		t.Fatalf("second run: kubectl runs %q", got)
 	}
 
 	// Deleted, then nothing to delete.
-	res, err = kubeapi.DeleteVIMCredentials(n.ctx, n.kc(), o)
+	res, err = kubeapi.DeleteVIMCredentials(n.Ctx, n.Kubectl(), o)
 	if err != nil || !res.Changed || !strings.Contains(res.Detail, `secret "mgmtkit-vim-token" deleted`) || len(c.objects) != 0 {
 		t.Fatalf("delete: %v, %v, %v", res, err, c.objects)
 	}
-	res, err = kubeapi.DeleteVIMCredentials(n.ctx, n.kc(), o)
+	res, err = kubeapi.DeleteVIMCredentials(n.Ctx, n.Kubectl(), o)
 	if err != nil || res != lcm.Unchanged {
 		t.Fatalf("second delete: %v, %v", res, err)
 	}
 }
 
 func TestCreateVIMCredentialsBadOptions(t *testing.T) {
-	n := newNode(t, "master-10-0-0-5")
+	n := scripted.New(t, "master-10-0-0-5", "kubectl")
 	for field, o := range map[string]kubeapi.VIMOptions{
 		"VIMOptions.Endpoint":       {Name: "v", Endpoint: "http://10.0.0.5:6443"},
 		"VIMOptions.Name":           {Endpoint: "https://10.0.0.5:6443"},
 		"VIMOptions.ServiceAccount": {Name: "v", Endpoint: "https://10.0.0.5:6443", ServiceAccount: "Admin"},
 		"VIMOptions.Namespace":      {Name: "v", Endpoint: "https://10.0.0.5:6443", Namespace: "a.b"},
 	} {
-		_, _, err := kubeapi.CreateVIMCredentials(n.ctx, n.kc(), o)
-		paramsError(t, err, field)
+		_, _, err := kubeapi.CreateVIMCredentials(n.Ctx, n.Kubectl(), o)
+		scripted.ParamsError(t, err, field)
 	}
-	_, _, err := kubeapi.CreateVIMCredentials(n.ctx, n.kc(), kubeapi.VIMOptions{Name: "v", Endpoint: "https://10.0.0.5"})
-	paramsError(t, err, "VIMOptions.Endpoint")
-	if c := n.commands(); len(c) != 0 {
+	_, _, err := kubeapi.CreateVIMCredentials(n.Ctx, n.Kubectl(), kubeapi.VIMOptions{Name: "v", Endpoint: "https://10.0.0.5"})
+	scripted.ParamsError(t, err, "VIMOptions.Endpoint")
+	if c := n.Commands(); len(c) != 0 {
 		t.Fatalf("commands: %q", c)
 	}
 }
