@@ -109,25 +109,24 @@ func (es Extensions) NoProxy() []string {
 // BeforeJoin runs every extension's BeforeJoin on nodes, one extension
 // after the other, each over the nodes in parallel.
 func (es Extensions) BeforeJoin(ctx context.Context, r *Runner, nodes []lcm.Node) error {
-	for _, e := range es {
-		if e.BeforeJoin == nil {
-			continue
-		}
-		if err := r.OnNodes(ctx, e.Name, nodes, e.BeforeJoin); err != nil {
-			return err
-		}
-	}
-	return nil
+	return es.onNodes(ctx, r, nodes, func(e Extension) NodeFunc { return e.BeforeJoin })
 }
 
 // AfterJoin runs every extension's AfterJoin on nodes, as BeforeJoin
 // does.
 func (es Extensions) AfterJoin(ctx context.Context, r *Runner, nodes []lcm.Node) error {
+	return es.onNodes(ctx, r, nodes, func(e Extension) NodeFunc { return e.AfterJoin })
+}
+
+// onNodes runs the per-node moment that moment picks of every extension
+// that has it on nodes, recorded under the extension's name.
+func (es Extensions) onNodes(ctx context.Context, r *Runner, nodes []lcm.Node, moment func(Extension) NodeFunc) error {
 	for _, e := range es {
-		if e.AfterJoin == nil {
+		fn := moment(e)
+		if fn == nil {
 			continue
 		}
-		if err := r.OnNodes(ctx, e.Name, nodes, e.AfterJoin); err != nil {
+		if err := r.OnNodes(ctx, e.Name, nodes, fn); err != nil {
 			return err
 		}
 	}
