@@ -17,8 +17,9 @@ import (
 )
 
 // HelloDriver is a minimal management driver: at instantiate_end it runs
-// two steps on every master. The VNFM sets Plumbing once; each hook opens
-// a session, which dials every node once for all the hook's steps and
+// two steps on every master. The VNFM sets Plumbing once; each hook runs
+// on the hook runner (Config.Run), whose session dials every node once
+// for all the hook's steps, records each step in the hook's result and
 // closes the connections when the hook returns.
 type HelloDriver struct {
 	lcm.NopDriver
@@ -30,40 +31,31 @@ type HelloDriver struct {
 
 // InstantiateEnd is the hook.
 func (d *HelloDriver) InstantiateEnd(ctx context.Context, op *lcm.InstantiateOp) (*lcm.HookResult, error) {
-	s, err := d.Plumbing.Open(ctx, op.Instance, plumbing.Credentials{lcm.RoleMaster: d.Login})
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	masters, err := s.Nodes(ctx, heat.Group{Role: lcm.RoleMaster, AspectID: "master_instance", SSHCP: "masterNode_CP1"})
-	if err != nil {
-		return nil, err
-	}
-	res := &lcm.HookResult{Hook: lcm.InstantiateEnd}
-	for _, step := range []string{"greet", "write-motd"} {
-		rs, err := s.OnNodes(ctx, step, masters, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
-			if step == "greet" {
-				_, err := h.Run(ctx, remote.Command("echo", "hello", n.NICAddress))
-				return lcm.Unchanged, err
-			}
+	return d.Plumbing.Run(ctx, lcm.InstantiateEnd, op.Instance, plumbing.Credentials{lcm.RoleMaster: d.Login}, func(ctx context.Context, r *plumbing.Runner) error {
+		masters, err := r.Session().Nodes(ctx, heat.Group{Role: lcm.RoleMaster, AspectID: "master_instance", SSHCP: "masterNode_CP1"})
+		if err != nil {
+			return err
+		}
+		if err := r.OnNodes(ctx, "greet", masters, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
+			_, err := h.Run(ctx, remote.Command("echo", "hello", n.NICAddress))
+			return lcm.Unchanged, err
+		}); err != nil {
+			return err
+		}
+		return r.OnNodes(ctx, "write-motd", masters, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
 			changed, err := h.WriteFile(ctx, "/etc/motd", strings.NewReader("managed by mgmtkit\n"), remote.FileOptions{Sudo: true})
 			if changed {
 				return lcm.Changed("wrote /etc/motd"), err
 			}
 			return lcm.Unchanged, err
 		})
-		res.Add(step, rs)
-		if err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	})
 }
 
 // A driver is tested without SSH by setting Config.Dial to hand out fake
 // hosts (here: printHost, which prints what it is asked to do). Heat is a
 // fake VIM from heat/heattest with two masters.
-func ExampleConfig_Open() {
+func ExampleConfig_Run() {
 	vim, err := heattest.NewServer(heattest.Config{})
 	if err != nil {
 		log.Fatal(err)

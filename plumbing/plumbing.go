@@ -1,33 +1,45 @@
 // Package plumbing is how a management driver reaches the VIM and the VMs
-// of a VNF during one hook: the Heat client and top-level stack, the SSH
-// settings the VMs share, and the login of each node role.
+// of a VNF during one hook, and runs the hook: the Heat client and
+// top-level stack, the SSH settings the VMs share, the login of each node
+// role, the hook runner, and the extensions other packages bring to a
+// cluster's hooks.
 //
-// A driver keeps a [Config] (set once, when the VNFM registers it) and,
-// in every hook, opens a [Session] with the logins its typed parameters
-// carry ([Credentials]). The session connects to Heat once, resolves
-// nodes, and hands steps a [remote.Host] per node: each node is dialed at
-// most once per hook, however many steps run on it and however many of
-// them ask at the same time, and every connection is closed when the hook
-// ends:
+// A driver keeps a [Config] (set once, when the VNFM registers it) and
+// writes each hook as a function of a [Runner] that [Config.Run] hands
+// it, with the logins its typed parameters carry ([Credentials], or the
+// [VMs] of its roles). The runner's session connects to Heat once,
+// resolves nodes, and hands steps a [remote.Host] per node: each node is
+// dialed at most once per hook, however many steps run on it and however
+// many of them ask at the same time, and every connection is closed when
+// the hook ends. Each step the runner runs ([Runner.OnNodes],
+// [Runner.Each], [Runner.Once]) fans out over at most [Config.Limit]
+// nodes at once and is recorded in the hook's [lcm.HookResult], which
+// the VNFM gets back also when the hook fails half-way:
 //
-//	s, err := d.Plumbing.Open(ctx, op.Instance, plumbing.Credentials{
-//		lcm.RoleMaster: {Username: p.MasterNode.Username, Password: p.MasterNode.Password},
+//	return d.Plumbing.Run(ctx, lcm.InstantiateEnd, op.Instance, creds, func(ctx context.Context, r *plumbing.Runner) error {
+//		nodes, err := r.Session().Nodes(ctx, masters)
+//		if err != nil {
+//			return err
+//		}
+//		return r.OnNodes(ctx, "my-step", nodes, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
+//			return MyStep(ctx, h, opts)
+//		})
 //	})
-//	if err != nil {
-//		return nil, err
-//	}
-//	defer s.Close()
-//	nodes, err := s.Nodes(ctx, masters)
-//	...
-//	rs, err := s.OnNodes(ctx, "my-step", nodes, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
-//		return MyStep(ctx, h, opts)
-//	})
+//
+// A Kubernetes cluster's hooks (package kubeadm's, and kubespray's)
+// take [Extension]s: another package's work at named moments of the
+// hooks (before and after each join, once the cluster is built, before
+// nodes leave, at the heal of the extension's own VMs), with the Heat
+// groups and logins of VMs of its own, which the hooks resolve, connect
+// to and heal with the cluster's. Registry trust is one; the NFS client
+// and storage server are the next.
 //
 // Steps only ever see the [remote.Host] interface, so a driver is tested
 // with a fake host by setting [Config.Dial].
 //
-// plumbing sits on the floor below the domain packages (registry, kubeadm,
-// nfs, kubespray, lb) and imports only heat, lcm and remote.
+// plumbing sits on the floor below the domain packages (registry,
+// kubeadm, nfs, kubespray, lb) and imports only kubeapi (an extension's
+// cluster-wide moments get the Kubernetes API), heat, lcm and remote.
 package plumbing
 
 import (
