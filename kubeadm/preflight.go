@@ -56,8 +56,8 @@ type clusterAddress struct {
 
 // clusterAddresses returns the cluster's own addresses: each node's NIC
 // and SSH addresses, the virtual IP and the floating IP. Every VM the
-// hook resolves belongs here, an extension's own VMs (the storage
-// server) included once the topology holds them.
+// hook resolves belongs here, the extensions' own VMs (the storage
+// server) included.
 func clusterAddresses(t Topology) []clusterAddress {
 	var out []clusterAddress
 	add := func(s, who string) {
