@@ -384,3 +384,52 @@ func InstallCalico(ctx context.Context, k kubeapi.Kubectl, o CalicoOptions) (lcm
 	}
 	return lcm.Changed("Calico from " + u + ": " + res.Detail), nil
 }
+
+// checkPodCapacity refuses a pod network too small for nodes nodes under
+// the cluster's CNI net ([PodNetwork.CheckPodCapacity]): with flannel's
+// /24 per node, pod_cidr 192.168.3.0/24 (the cir sample's) holds the
+// pods of one node only, and every other node would stay NotReady
+// without a podCIDR; with Calico's /26 blocks it holds four nodes.
+func checkPodCapacity(p ClusterParams, net PodNetwork, nodes int) error {
+	return net.CheckPodCapacity(p.MasterNode.PodCIDR, nodes, ClusterParamKey+".master_node.pod_cidr", ClusterParamKey+".cni_manifest_path")
+}
+
+// cniPlan is the cluster's pod network: the manifest cni_manifest_path
+// names, or Calico's release manifest ([InstallCalico]) without one.
+type cniPlan struct {
+	manifest []byte     // the package's manifest; nil: none to apply
+	calico   bool       // install [DefaultCalicoManifestURL]
+	net      PodNetwork // how it gives out pod addresses
+}
+
+// readCNI reads cni_manifest_path from the package and inspects it
+// ([InspectCNI]). Without one the native steps install Calico, as the
+// reference's install script does; in compatibility mode the script
+// installs its own pod network (the reference's: Calico), so there is
+// nothing to read or apply. Calico's manifest is IPv4-only as released
+// (FELIX_IPV6SUPPORT "false", no assign_ipv6 in its CNI
+// configuration): an IPv6 pod_cidr needs a manifest of its own.
+func readCNI(op Op, compat bool) (cniPlan, error) {
+	p := op.Params
+	field := ClusterParamKey + ".cni_manifest_path"
+	bad := func(msg string) error { return &lcm.ParamsError{Problems: []lcm.Problem{{Path: field, Message: msg}}} }
+	if p.CNIManifestPath == "" {
+		calico := cniPlan{calico: !compat, net: PodNetwork{Kind: CNICalico}}
+		if !compat && p.MasterNode.PodCIDR.Addr().Is6() {
+			return cniPlan{}, bad(fmt.Sprintf("is required with an IPv6 pod_cidr (%s): the default pod network, Calico's calico.yaml %s, is IPv4-only", p.MasterNode.PodCIDR, DefaultCalicoVersion))
+		}
+		return calico, nil
+	}
+	if op.Package == nil {
+		return cniPlan{}, bad("names a file in the VNF package, but the hook has no package")
+	}
+	b, err := op.Package.ReadFile(p.CNIManifestPath)
+	if err != nil {
+		return cniPlan{}, bad(err.Error())
+	}
+	net, err := InspectCNI(b)
+	if err != nil {
+		return cniPlan{}, bad(fmt.Sprintf("%s: %v", p.CNIManifestPath, err))
+	}
+	return cniPlan{manifest: b, net: net}, nil
+}
