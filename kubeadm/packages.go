@@ -127,6 +127,6 @@ func InstallKubernetes(ctx context.Context, h remote.Host, o PackagesOptions) (l
 // change was made by a run that failed before the restart (the unit's
 // restart marker).
 func kubeletUnit(ctx context.Context, h remote.Host, p *system.Proxy) (lcm.Result, error) {
-	files, absent := proxyUnitFiles("kubelet", p)
+	files, absent := system.ProxyUnitFiles("kubelet", p)
 	return system.ConfigureUnit(ctx, h, system.UnitOptions{Unit: "kubelet", Files: files, Absent: absent, Mode: 0o600, NoStart: true})
 }

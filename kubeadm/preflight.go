@@ -142,7 +142,7 @@ func (r *run) checkVersion(ctx context.Context, nodes []lcm.Node) error {
 	var mu sync.Mutex
 	lacking := map[string]bool{}
 	rs, err := r.Session().OnNodes(ctx, StepPreflight, nodes, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
-		have, err := installedKubernetes(ctx, h)
+		have, err := system.InstalledVersions(ctx, h, kubernetesPackages()...)
 		if err != nil {
 			return lcm.Unchanged, stepErr(h, "asking dpkg for kubeadm, kubelet and kubectl", err)
 		}
@@ -179,26 +179,6 @@ func (r *run) checkVersion(ctx context.Context, nodes []lcm.Node) error {
 	}
 	rs[i].Err = fmt.Errorf("kubeadm: kubernetes_version %s: reading its package repository failed (nothing was changed): %w", v, err)
 	return &lcm.HostError{Host: n.Name(), Step: StepPreflight, Err: rs[i].Err}
-}
-
-// installedKubernetes returns the versions of kubeadm, kubelet and
-// kubectl dpkg has installed ("installed" status), by name.
-func installedKubernetes(ctx context.Context, h remote.Host) (map[string]string, error) {
-	// dpkg-query(1): -W with --showformat and the db:Status-Status
-	// virtual field; it exits 1 when a name matches no package it knows.
-	args := append([]string{"dpkg-query", "-W", `-f=${Package}\t${db:Status-Status}\t${Version}\n`}, kubernetesPackages()...)
-	out, err := h.Run(ctx, remote.Cmd{Args: args, OKExit: []int{1}, Idempotent: true, Brief: true})
-	if err != nil {
-		return nil, err
-	}
-	have := map[string]string{}
-	for line := range strings.Lines(string(out.Stdout)) {
-		f := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
-		if len(f) == 3 && f[1] == "installed" {
-			have[f[0]] = f[2]
-		}
-	}
-	return have, nil
 }
 
 // versionOffered reports whether the Debian version deb of kubeadm,

@@ -160,13 +160,6 @@ func unsafeValueRune(r rune) bool {
 	return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("\"'\\$`;", r)
 }
 
-// proxyUnitFiles returns the drop-in and environment file that give unit
-// the proxy (nil s: both absent), written 0600 by root
-// ([system.ProxyUnitFiles]).
-func proxyUnitFiles(unit string, s *system.Proxy) (files map[string]string, absent []string) {
-	return system.ProxyUnitFiles(unit, s)
-}
-
 // NodeOptions configure [PrepareNode].
 type NodeOptions struct {
 	// Name is the node's host name and Kubernetes node name
@@ -217,26 +210,48 @@ func PrepareNode(ctx context.Context, h remote.Host, o NodeOptions) (lcm.Result,
 	if probs != nil {
 		return lcm.Unchanged, &lcm.ParamsError{Problems: probs}
 	}
-	// SetHostsBlock validates its entries before it runs anything, so it
-	// goes first: a bad entry is a ParamsError with no command run.
 	hostsFiles := []string{system.HostsFile}
 	for _, f := range o.HostsFiles {
 		if !slices.Contains(hostsFiles, f) {
 			hostsFiles = append(hostsFiles, f)
 		}
 	}
-	res, err := system.SetHostsBlock(ctx, h, system.HostsOptions{Block: HostsBlock, Entries: o.Hosts, Files: hostsFiles})
-	if err != nil {
-		return res, stepErr(h, "the cluster's /etc/hosts block", hostsProblems(err))
+	hosts := system.HostsOptions{Block: HostsBlock, Entries: o.Hosts, Files: hostsFiles}
+	// The block's entries are checked before any command (planned against
+	// no file, which runs nothing); the files of the block are then read
+	// with the rest, in one command.
+	if _, err := system.PlanHostsBlock(nil, hosts); err != nil {
+		return lcm.Unchanged, stepErr(h, "the cluster's /etc/hosts block", hostsProblems(err))
 	}
-	files, err := remote.ReadFiles(ctx, h, []string{swapsFile, FstabFile, CloudHostsTemplate, cloudConfig, CloudPreserveHostname}, remote.FileOptions{Sudo: true})
-	if err != nil {
-		return res, stepErr(h, "reading swap, fstab and cloud-init's files", err)
+	read := system.HostsBlockFiles(hosts)
+	for _, f := range []string{swapsFile, FstabFile, CloudHostsTemplate, cloudConfig, CloudPreserveHostname} {
+		if !slices.Contains(read, f) {
+			read = append(read, f)
+		}
 	}
+	files, err := remote.ReadFiles(ctx, h, read, remote.FileOptions{Sudo: true})
+	if err != nil {
+		return lcm.Unchanged, stepErr(h, "reading the hosts, swap, fstab and cloud-init's files", err)
+	}
+	res := lcm.Unchanged
 	steps := []struct {
 		what string
 		run  func() (lcm.Result, error)
 	}{
+		{"the cluster's /etc/hosts block", func() (lcm.Result, error) {
+			writes, err := system.PlanHostsBlock(files, hosts)
+			if err != nil || len(writes) == 0 {
+				return lcm.Unchanged, err
+			}
+			changed, err := remote.WriteFiles(ctx, h, writes)
+			r := lcm.Unchanged
+			for i, w := range writes {
+				if i < len(changed) && changed[i] {
+					r = r.And(lcm.Changed("updated block " + HostsBlock + " of " + w.Path))
+				}
+			}
+			return r, err
+		}},
 		{"the host name", func() (lcm.Result, error) { return system.SetHostname(ctx, h, o.Name) }},
 		{"cloud-init's preserve_hostname", func() (lcm.Result, error) {
 			want := []byte("# Managed by mgmtkit: the host name is the Kubernetes node name.\npreserve_hostname: true\n")

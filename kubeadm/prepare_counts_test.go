@@ -22,7 +22,7 @@ func TestNodeStepsConvergedCommandCounts(t *testing.T) {
 		want int
 		run  func() (lcm.Result, error)
 	}{
-		{"PrepareNode", 8, func() (lcm.Result, error) {
+		{"PrepareNode", 7, func() (lcm.Result, error) {
 			return kubeadm.PrepareNode(n.ctx, n.ssh, kubeadm.NodeOptions{Name: name, Hosts: kubeadm.ClusterHosts([]string{n.host.NICAddress}, nil), Proxy: proxyWithPassword})
 		}},
 		{"InstallContainerd", 3, func() (lcm.Result, error) {

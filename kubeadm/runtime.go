@@ -132,7 +132,7 @@ func InstallContainerd(ctx context.Context, h remote.Host, o RuntimeOptions) (lc
 		}
 		res = res.And(lcm.Changed("wrote " + CrictlConfig))
 	}
-	unitFiles, absent := proxyUnitFiles("containerd", o.Proxy)
+	unitFiles, absent := system.ProxyUnitFiles("containerd", o.Proxy)
 	r, err := system.ConfigureUnit(ctx, h, system.UnitOptions{
 		Unit: "containerd", Files: unitFiles, Absent: absent, Mode: 0o600,
 		Inputs: map[string]string{ContainerdConfig: string(config)},

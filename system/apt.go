@@ -160,6 +160,27 @@ type pkgState struct {
 // "--showformat" and its db:Status-* virtual fields.
 const queryFormat = `${Package}\t${db:Status-Want}\t${db:Status-Status}\t${Version}\n`
 
+// InstalledVersions returns the version of each of names that dpkg has
+// fully installed ("installed" status; a half-configured or removed
+// package is missing from the map), with one read-only command: what
+// [InstallPackages] reads to decide. A name dpkg does not know is
+// missing too, not an error.
+func InstalledVersions(ctx context.Context, h remote.Host, names ...string) (map[string]string, error) {
+	specs := make([]pkgSpec, len(names))
+	for i, n := range names {
+		specs[i] = pkgSpec{name: n}
+	}
+	got, err := installed(ctx, h, specs)
+	if err != nil {
+		return nil, err
+	}
+	versions := make(map[string]string, len(got))
+	for n, st := range got {
+		versions[n] = st.version
+	}
+	return versions, nil
+}
+
 // installed returns the requested packages that dpkg has fully installed
 // ("installed" status; a half-configured or removed one is not).
 func installed(ctx context.Context, h remote.Host, specs []pkgSpec) (map[string]pkgState, error) {

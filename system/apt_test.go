@@ -46,6 +46,23 @@ func TestInstallPackagesConverges(t *testing.T) {
 	}
 }
 
+// InstalledVersions reads what dpkg has installed in one read-only
+// command; a package dpkg does not know is simply missing.
+func TestInstalledVersions(t *testing.T) {
+	v := newVM(t, ubuntu.Options{Packages: []string{"socat"}})
+	before := len(v.srv.Transcript())
+	got, err := system.InstalledVersions(v.ctx, v.h, "socat", "jq", "no-such-package")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got["socat"] != v.Version("socat") || got["socat"] == "" {
+		t.Errorf("InstalledVersions = %v, want socat at %s only", got, v.Version("socat"))
+	}
+	if n := len(v.srv.Transcript()) - before; n != 1 {
+		t.Errorf("%d commands, want 1", n)
+	}
+}
+
 func TestAPinnedPackageAtItsVersionIsOnlyHeld(t *testing.T) {
 	v := newVM(t, ubuntu.Options{Packages: []string{"socat"}})
 	res, cmds, err := v.step(install(system.PackagesOptions{Packages: []string{"socat=1.7.4.1-3ubuntu4"}}))

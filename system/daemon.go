@@ -105,12 +105,10 @@ func replaceChecked(ctx context.Context, h remote.Host, writes []remote.FileWrit
 	for _, w := range writes {
 		s := StagedPath(w.Path)
 		staged[w.Path] = s
+		names = append(names, w.Path)
 		w.Path = s
 		stage = append(stage, w)
 		stagedPaths = append(stagedPaths, s)
-	}
-	for _, w := range writes {
-		names = append(names, w.Path)
 	}
 	if _, err := remote.WriteFiles(ctx, h, stage); err != nil {
 		return err
