@@ -690,7 +690,7 @@ func (r *run) drain(ctx context.Context, k kubeapi.Kubectl, targets []lcm.Node) 
 		if err != nil || node == nil {
 			return lcm.Unchanged, err
 		}
-		if readyStatus(node) == corev1.ConditionUnknown {
+		if c := kubeapi.ReadyCondition(node); c == nil || c.Status == corev1.ConditionUnknown {
 			return lcm.Result{Detail: "not drained: its kubelet stopped reporting (Ready Unknown); deleting the node moves its pods"}, nil
 		}
 		res, err := kubeapi.DrainNode(ctx, k, name, opts)
@@ -715,17 +715,6 @@ func (r *run) remove(ctx context.Context, k kubeapi.Kubectl, targets []lcm.Node)
 	return r.Each(ctx, StepDeleteNode, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
 		return kubeapi.DeleteNode(ctx, k, NodeName(n.Role, n.NICAddress))
 	})
-}
-
-// readyStatus is the status of a node's Ready condition, Unknown when it
-// has none.
-func readyStatus(n *corev1.Node) corev1.ConditionStatus {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status
-		}
-	}
-	return corev1.ConditionUnknown
 }
 
 // reset runs kubeadm reset on the targets that can still be reached. One

@@ -31,15 +31,27 @@ func WaitNodeReady(ctx context.Context, k Kubectl, name string, timeout time.Dur
 		if node == nil {
 			return false, fmt.Errorf("node %s is not registered", name)
 		}
-		for _, c := range node.Status.Conditions {
-			if c.Type != corev1.NodeReady {
-				continue
-			}
-			if c.Status == corev1.ConditionTrue {
-				return true, nil
-			}
+		c := ReadyCondition(node)
+		switch {
+		case c == nil:
+			return false, fmt.Errorf("node %s has no Ready condition yet", name)
+		case c.Status != corev1.ConditionTrue:
 			return false, fmt.Errorf("node %s: Ready=%s (%s): %s", name, c.Status, c.Reason, c.Message)
 		}
-		return false, fmt.Errorf("node %s has no Ready condition yet", name)
+		return true, nil
 	})
+}
+
+// ReadyCondition returns the node's Ready condition, nil when its kubelet
+// has reported none yet. Its Status is Unknown once the kubelet stopped
+// reporting (the node lifecycle controller sets it after the grace
+// period: pkg/controller/nodelifecycle), which is how a hook tells a dead
+// VM's node from a live one.
+func ReadyCondition(n *corev1.Node) *corev1.NodeCondition {
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == corev1.NodeReady {
+			return &n.Status.Conditions[i]
+		}
+	}
+	return nil
 }
