@@ -112,8 +112,10 @@ type Op struct {
 // Instantiate builds the cluster on every node Heat reports
 // (instantiate_end, and heal_end of the entire VNF). First, read-only,
 // what only Heat and the nodes can tell: the pod network's room for the
-// nodes, no node address inside the pod or Service network, the
-// kubernetes_version in the package repository; a problem there is an
+// nodes, the extensions' checks ([plumbing.Extension]'s Check: the
+// storage server's volumes in the stack, ...), no node address inside
+// the pod or Service network, the kubernetes_version in the package
+// repository; a problem there is an
 // [*lcm.ParamsError] and nothing has changed. Then each node prepared
 // (host name, swap, kernel, the cluster's /etc/hosts block, the proxy),
 // containerd installed, the extensions' work before the join, the
@@ -133,6 +135,9 @@ func (c *Hooks) Instantiate(ctx context.Context, hook lcm.Hook, op Op) (*lcm.Hoo
 	return c.run(ctx, hook, op, func(ctx context.Context, r *run) error {
 		if err := checkPodCapacity(r.op.Params, cni.net, len(r.topo.Nodes())); err != nil {
 			return err // nothing has run
+		}
+		if err := r.op.Extensions.Check(ctx, r.Runner, r.topo.All()); err != nil {
+			return err // nothing has changed
 		}
 		if err := r.preflight(ctx, r.topo.Nodes()); err != nil {
 			return err // nothing has changed
@@ -318,8 +323,9 @@ func (c *Hooks) HealStart(ctx context.Context, hook lcm.Hook, op Op, req lcm.Hea
 // HealEnd rebuilds the nodes a heal replaced (heal_end), at the addresses
 // Heat reports now: a worker joins as at scale-out; a master joins as a
 // control plane, gets HAProxy and keepalived, and goes back into every
-// master's HAProxy backends. The entire VNF: [Hooks.Instantiate] with the
-// stored parameters.
+// master's HAProxy backends; an extension's VM (the storage server) is
+// handed to the extension's HealEnd, after its Check. The entire VNF:
+// [Hooks.Instantiate] with the stored parameters.
 func (c *Hooks) HealEnd(ctx context.Context, hook lcm.Hook, op Op, req lcm.HealVnfRequest) (*lcm.HookResult, error) {
 	if req.Entire() {
 		return c.Instantiate(ctx, hook, op)
@@ -330,6 +336,11 @@ func (c *Hooks) HealEnd(ctx context.Context, hook lcm.Hook, op Op, req lcm.HealV
 			return err
 		}
 		nodes := append(lcm.NodesWithRole(plan, lcm.RoleMaster), lcm.NodesWithRole(plan, lcm.RoleWorker)...)
+		if len(nodes) < len(plan) { // the extensions' VMs heal too
+			if err := r.op.Extensions.Check(ctx, r.Runner, r.topo.All()); err != nil {
+				return err // nothing has changed
+			}
+		}
 		if err := r.preflight(ctx, nodes); err != nil {
 			return err // nothing has changed
 		}

@@ -21,6 +21,9 @@ import (
 //
 // The moments, in a hook's order:
 //
+//   - Check, read-only, right after Heat resolution and before the first
+//     command that changes anything, in the hooks that will run the
+//     extension's Ready or HealEnd: what only Heat or the VMs can tell.
 //   - BeforeJoin, per node, on every node that joins (instantiate_end,
 //     scale_end, heal_end): after the container runtime is installed and
 //     before the node joins, so that the node can pull from a private
@@ -52,6 +55,14 @@ type Extension struct {
 	NoProxy []string
 	// VMs are the extension's own VMs: their Heat groups and logins.
 	VMs VMs
+	// Check runs, read-only, after Heat resolution and before anything
+	// changes, in the hooks that will run Ready (instantiate_end, heal_end
+	// of the entire VNF) or HealEnd (heal_end of the extension's VMs):
+	// what only Heat or the VMs can tell, such as a volume the stack does
+	// not hold. vms are every VM of the VNF as Heat reports them. An
+	// [*lcm.ParamsError] names the parameters at fault; any error stops
+	// the hook with nothing changed.
+	Check func(ctx context.Context, r *Runner, vms []lcm.Node) error
 	// BeforeJoin runs on each node that joins, before it joins.
 	BeforeJoin NodeFunc
 	// AfterJoin runs on each node that joined, once it is Ready.
@@ -104,6 +115,35 @@ func (es Extensions) NoProxy() []string {
 		direct = append(direct, e.NoProxy...)
 	}
 	return direct
+}
+
+// Check runs every extension's Check. The problems of every
+// [*lcm.ParamsError] come back as one ParamsError, so that a request's
+// every mistake is reported at once; another error is joined to them.
+func (es Extensions) Check(ctx context.Context, r *Runner, vms []lcm.Node) error {
+	var probs []lcm.Problem
+	var errs []error
+	for _, e := range es {
+		if e.Check == nil {
+			continue
+		}
+		err := e.Check(ctx, r, vms)
+		var pe *lcm.ParamsError
+		switch {
+		case err == nil:
+		case errors.As(err, &pe):
+			probs = append(probs, pe.Problems...)
+		default:
+			errs = append(errs, fmt.Errorf("%s: %w", e.Name, err))
+		}
+	}
+	if len(probs) > 0 {
+		errs = append([]error{&lcm.ParamsError{Problems: probs}}, errs...)
+	}
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
 }
 
 // BeforeJoin runs every extension's BeforeJoin on nodes, one extension
