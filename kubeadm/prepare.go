@@ -20,8 +20,8 @@ import (
 const (
 	// AptProxyFile is apt's proxy configuration (apt.conf(5)): the
 	// Acquire::http::Proxy and Acquire::https::Proxy of the nodes' proxy
-	// ([system.SetAptProxy]).
-	AptProxyFile = "/etc/apt/apt.conf.d/95mgmtkit-proxy"
+	// ([system.SetAptProxy]), the file the storage server's is in too.
+	AptProxyFile = system.AptProxyFile
 	// FstabFile is the file system table whose swap lines PrepareNode
 	// comments out (fstab(5)).
 	FstabFile = "/etc/fstab"

@@ -325,11 +325,16 @@ func ProxyUnitFiles(unit string, p *Proxy) (files map[string]string, absent []st
 	}, nil
 }
 
+// AptProxyFile is the apt configuration file mgmtkit's steps own for the
+// proxy apt goes through, on every VM they install packages on (the
+// cluster's nodes, the storage server): one file, one owner.
+const AptProxyFile = "/etc/apt/apt.conf.d/95mgmtkit-proxy"
+
 // AptProxyOptions configure [SetAptProxy].
 type AptProxyOptions struct {
 	// File is the apt configuration file to own, a clean absolute path
 	// under /etc/apt/apt.conf.d (apt reads the files there in lexical
-	// order; apt.conf(5)).
+	// order; apt.conf(5)); [AptProxyFile] when empty.
 	File string
 	// Proxy is the proxy apt goes through; nil removes File.
 	Proxy *Proxy
@@ -342,6 +347,9 @@ type AptProxyOptions struct {
 // runs.
 func SetAptProxy(ctx context.Context, h remote.Host, opts AptProxyOptions) (lcm.Result, error) {
 	var probs problems
+	if opts.File == "" {
+		opts.File = AptProxyFile
+	}
 	if dir, name := path.Split(opts.File); dir != "/etc/apt/apt.conf.d/" || name == "" || path.Clean(opts.File) != opts.File {
 		probs.addf("File", "%q is not a file of /etc/apt/apt.conf.d", opts.File)
 	}
