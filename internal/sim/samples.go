@@ -64,6 +64,9 @@ func (c *Cloud) ansibleFor(name string) (string, error) {
 // four nodes' Calico blocks; the scenarios scale beyond that and test a
 // pod network from the VNF package.
 //
+// For the pv sample, the exports' export_to, the spec's node network, is
+// the simulated cloud's ([NodeNetwork]; see mapExports).
+//
 // The other values are the spec's.
 func WorkingRequest(name, ansibleAddress string) ([]byte, error) {
 	body, err := SpecRequest(name, ansibleAddress)
@@ -73,10 +76,59 @@ func WorkingRequest(name, ansibleAddress string) ([]byte, error) {
 	if name != samples.InstantiateCIRCluster && name != samples.InstantiatePVCluster {
 		return body, nil
 	}
-	return samples.Patch(body, map[string]any{
+	edits := map[string]any{
 		sampleParamsPrefix + "cni_manifest_path":    SampleCNIManifest,
 		sampleParamsPrefix + "master_node.pod_cidr": SamplePodCIDR,
-	})
+	}
+	if name == samples.InstantiatePVCluster {
+		if err := mapExports(body, edits); err != nil {
+			return nil, err
+		}
+	}
+	return samples.Patch(body, edits)
+}
+
+// NodeNetwork is the simulated cloud's node network: every VM's address
+// is in it (they are allocated from [Options.Subnet] and on, inside
+// loopback).
+const NodeNetwork = "127.0.0.0/8"
+
+// SampleNodeNetwork is the pv sample's node network, the export_to of
+// its every export: the nodes' network of the deployment the spec
+// describes.
+const SampleNodeNetwork = "10.10.0.0/24"
+
+// mapExports adds to edits, for each export of the pv sample body that
+// is exported to the spec's node network ([SampleNodeNetwork]), the
+// simulated cloud's node network ([NodeNetwork]) in its place: the
+// storage server must admit the nodes that mount its exports, and the
+// spec's network holds none of the simulated VMs. Another export_to is
+// kept.
+func mapExports(body []byte, edits map[string]any) error {
+	var req struct {
+		AdditionalParams struct {
+			K8s struct {
+				StorageServer *struct {
+					Exports []struct {
+						ExportTo string `json:"export_to"`
+					} `json:"nfs_server_setup_params"`
+				} `json:"storage_server"`
+			} `json:"k8s_cluster_installation_param"`
+		} `json:"additionalParams"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return fmt.Errorf("sim: the pv sample: %w", err)
+	}
+	s := req.AdditionalParams.K8s.StorageServer
+	if s == nil {
+		return nil
+	}
+	for i, e := range s.Exports {
+		if e.ExportTo == SampleNodeNetwork {
+			edits[fmt.Sprintf("%sstorage_server.nfs_server_setup_params[%d].export_to", sampleParamsPrefix, i)] = NodeNetwork
+		}
+	}
+	return nil
 }
 
 // SpecRequest returns the spec's sample request name (see package
