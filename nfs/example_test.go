@@ -35,9 +35,14 @@ func ExampleStorageParams() {
 	  }
 	}`)
 	// The VNF package; a driver opens the real one with lcm.OpenPackage.
+	// Each manifest's spec.nfs.path must be one of the export_dirs.
+	pv := func(name, dir string) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: " + name +
+			"\nspec:\n  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n  nfs: {server: 0.0.0.0, path: " + dir + "}\n")}
+	}
 	pkg := lcm.NewPackage(fstest.MapFS{
-		"Files/kubernetes/nfs-pv1.yaml": {Data: []byte("kind: PersistentVolume\n")},
-		"Files/kubernetes/nfs-pv2.yaml": {Data: []byte("kind: PersistentVolume\n")},
+		"Files/kubernetes/nfs-pv1.yaml": pv("nfs-pv1", "/volume/nfs/pv1"),
+		"Files/kubernetes/nfs-pv2.yaml": pv("nfs-pv2", "/volume/nfs/pv2"),
 	})
 
 	var params struct {

@@ -3,6 +3,7 @@ package nfs
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/mgmtkit/mgmtkit/heat"
@@ -52,6 +53,55 @@ func (p *StorageParams) Validate(v *lcm.Validator) {
 		}
 		seen[r.PVManifestFilePath] = i
 	}
+	p.validateManifests(v)
+}
+
+// validateManifests reads each PersistentVolume manifest from the VNF
+// package ([ReadPV]) and checks it against the exports: its spec.nfs.path
+// must be one of the export_dirs (a PersistentVolume on a directory
+// nobody exports would never mount), and no two manifests name the same
+// PersistentVolume. Without a package (validation of the form alone) or
+// with a path already refused, there is nothing to read.
+func (p *StorageParams) validateManifests(v *lcm.Validator) {
+	pkg := v.Package()
+	if pkg == nil {
+		return
+	}
+	var exported []string
+	s := p.StorageServer
+	judge := s != nil && s.exportDirsOK
+	if judge {
+		for _, e := range s.NFSServerSetupParams {
+			if !slices.Contains(exported, e.ExportDir) {
+				exported = append(exported, e.ExportDir)
+			}
+		}
+	}
+	names := map[string]int{}
+	files := map[string]bool{}
+	for i, r := range p.PVRegistrationParams {
+		fv := v.At("pv_registration_params").Index(i).At("pv_manifest_file_path")
+		if r.PVManifestFilePath == "" || files[r.PVManifestFilePath] {
+			continue // a repeated file is reported as such
+		}
+		files[r.PVManifestFilePath] = true
+		if _, err := pkg.Stat(r.PVManifestFilePath); err != nil {
+			continue // PVRegistration.Validate reported it
+		}
+		pv, err := ReadPV(pkg, r.PVManifestFilePath)
+		if err != nil {
+			fv.Errorf("%s %v", r.PVManifestFilePath, err)
+			continue
+		}
+		if j, dup := names[pv.Name]; dup {
+			fv.Errorf("%s names PersistentVolume %s, as pv_registration_params[%d]'s manifest does", r.PVManifestFilePath, pv.Name, j)
+			continue
+		}
+		names[pv.Name] = i
+		if judge && !slices.Contains(exported, pv.Path) {
+			fv.Errorf("%s mounts spec.nfs.path %s, which no export_dir of storage_server.nfs_server_setup_params exports (%s)", r.PVManifestFilePath, pv.Path, strings.Join(exported, ", "))
+		}
+	}
 }
 
 // StorageServer is storage_server: how to reach the storage server VM, the
@@ -73,6 +123,10 @@ type StorageServer struct {
 	// NFSServerSetupParams is nfs_server_setup_params: the directories to
 	// export, at least one.
 	NFSServerSetupParams []Export `json:"nfs_server_setup_params"`
+
+	// exportDirsOK says that validation found every export_dir valid, so
+	// that the manifests' paths are judged against them.
+	exportDirsOK bool
 }
 
 // CinderVolume is one entry of cinder_volume_setup_params.
@@ -162,6 +216,7 @@ func (s *StorageServer) validateExports(v *lcm.Validator, mounts []string, mount
 	}
 	type pair struct{ dir, to string }
 	seen := map[pair]int{}
+	s.exportDirsOK = true
 	for i := range s.NFSServerSetupParams {
 		e := &s.NFSServerSetupParams[i]
 		ev := v.Index(i)
@@ -169,10 +224,16 @@ func (s *StorageServer) validateExports(v *lcm.Validator, mounts []string, mount
 		if ev.Required("export_dir", e.ExportDir) {
 			if dir, ok := ev.HostDataDir("export_dir", e.ExportDir); ok {
 				e.ExportDir, dirOK = dir, true
-				if mountsOK && !onVolume(dir, mounts) {
+				if !mountsOK {
+					s.exportDirsOK = false
+				} else if !onVolume(dir, mounts) {
+					s.exportDirsOK = false
 					ev.At("export_dir").Errorf("must lie on a volume, in one of the mount_to directories (%s), got %q", strings.Join(mounts, ", "), dir)
 				}
 			}
+		}
+		if !dirOK {
+			s.exportDirsOK = false
 		}
 		switch {
 		case !e.ExportTo.IsValid():

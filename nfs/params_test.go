@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/nfs"
@@ -344,5 +346,69 @@ func TestParseNetwork(t *testing.T) {
 	}
 	if (nfs.Network{}).IsValid() {
 		t.Error("the zero Network is valid")
+	}
+}
+
+// TestPVManifestsAreChecked: each manifest is read from the VNF package
+// at validation and must be one NFS PersistentVolume on an exported
+// directory; every problem names the parameter and the file.
+func TestPVManifestsAreChecked(t *testing.T) {
+	fsys := fstest.MapFS{}
+	if err := fs.WalkDir(samples.VNFPackage(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(samples.VNFPackage(), p)
+		fsys[p] = &fstest.MapFile{Data: data}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	pv := func(name, path string) string {
+		return "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: " + name + "\nspec:\n  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n  nfs: {server: 0.0.0.0, path: " + path + "}\n"
+	}
+	for name, content := range map[string]string{
+		"deployment.yaml":  "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec: {}\n",
+		"elsewhere.yaml":   pv("nfs-elsewhere", "/volume/nfs/other"),
+		"two.yaml":         pv("nfs-a", "/volume/nfs/pv1") + "---\n" + pv("nfs-b", "/volume/nfs/pv2"),
+		"hostpath.yaml":    "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: local\nspec:\n  hostPath: {path: /data}\n",
+		"same-name.yaml":   pv("nfs-pv1", "/volume/nfs/pv2"),
+		"trailing.yaml":    "# a comment document\n---\n" + pv("nfs-trailing", "/volume/nfs/pv3/") + "---\n# nothing\n",
+		"bad-name.yaml":    pv("NFS_PV", "/volume/nfs/pv1"),
+		"relative.yaml":    pv("nfs-rel", "volume/nfs/pv1"),
+		"not-object.yaml":  "- a\n- b\n",
+		"namespaced.yaml":  strings.Replace(pv("nfs-ns", "/volume/nfs/pv1"), "name: nfs-ns", "name: nfs-ns\n  namespace: default", 1),
+		"another-pv2.yaml": pv("nfs-pv2-bis", "/volume/nfs/pv2"),
+	} {
+		fsys["Files/kubernetes/"+name] = &fstest.MapFile{Data: []byte(content)}
+	}
+	var list []any
+	for _, f := range []string{"nfs-pv1.yaml", "deployment.yaml", "elsewhere.yaml", "two.yaml", "hostpath.yaml", "same-name.yaml",
+		"trailing.yaml", "bad-name.yaml", "relative.yaml", "not-object.yaml", "namespaced.yaml", "another-pv2.yaml"} {
+		list = append(list, map[string]any{"pv_manifest_file_path": "Files/kubernetes/" + f, "nfs_server_cp": "storage_server_CP"})
+	}
+	var p clusterParams
+	err := lcm.DecodeParams(sample(t, map[string]any{"pv_registration_params": list}), lcm.DecodeOptions{Package: lcm.NewPackage(fsys)},
+		lcm.Param(nfs.ClusterParamKey, &p).Required())
+	const at = "k8s_cluster_installation_param.pv_registration_params"
+	want := []string{
+		at + "[1].pv_manifest_file_path: Files/kubernetes/deployment.yaml is a apps/v1 Deployment: want apiVersion v1, kind PersistentVolume",
+		at + "[2].pv_manifest_file_path: Files/kubernetes/elsewhere.yaml mounts spec.nfs.path /volume/nfs/other, which no export_dir of storage_server.nfs_server_setup_params exports (/volume/nfs/pv1, /volume/nfs/pv2, /volume/nfs/pv3)",
+		at + "[3].pv_manifest_file_path: Files/kubernetes/two.yaml holds 2 YAML documents: want one PersistentVolume",
+		at + "[4].pv_manifest_file_path: Files/kubernetes/hostpath.yaml has no spec.nfs: want an NFS PersistentVolume on the storage server's exports",
+		at + "[5].pv_manifest_file_path: Files/kubernetes/same-name.yaml names PersistentVolume nfs-pv1, as pv_registration_params[0]'s manifest does",
+		at + "[7].pv_manifest_file_path: Files/kubernetes/bad-name.yaml ",
+		at + "[8].pv_manifest_file_path: Files/kubernetes/relative.yaml spec.nfs.path must be an absolute directory, got \"volume/nfs/pv1\"",
+		at + "[9].pv_manifest_file_path: Files/kubernetes/not-object.yaml is not a YAML object",
+		at + "[10].pv_manifest_file_path: Files/kubernetes/namespaced.yaml sets metadata.namespace \"default\": a PersistentVolume belongs to no namespace",
+	}
+	got := problems(t, err)
+	if len(got) != len(want) {
+		t.Fatalf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("problem %d:\n%s\nwant a line starting:\n%s", i, got[i], want[i])
+		}
 	}
 }
