@@ -19,8 +19,18 @@
 # docker-registry, docker.io and cloud-init (realtest/ checks registry
 # trust against them), haproxy and keepalived (kubeadm's load-balancer
 # configurations are checked by them), etcd-server and etcd-client
-# (kubeadm's etcd member steps run against them), and staticcheck with go
-# install.
+# (kubeadm's etcd member steps run against them), e2fsprogs, util-linux,
+# fdisk and xfsprogs (nfs's format guard is checked against mkfs.ext4,
+# debugfs, blkid, mkswap, sfdisk and mkfs.xfs on sparse files), and
+# staticcheck with go install.
+#
+# exportfs (nfs's exports files are loaded by it) comes from Debian's
+# nfs-kernel-server, downloaded with apt-get download and unpacked with
+# dpkg -x, not installed: the package's maintainer scripts want systemd
+# and start the NFS server, and the unpacked exportfs needs only libc.
+# It is kept in ${XDG_CACHE_HOME:-~/.cache}/mgmtkit/nfs-kernel-server
+# (Go's os.UserCacheDir; remove it to fetch the package again) and
+# handed to realtest as MGMTKIT_EXPORTFS.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -45,6 +55,11 @@ command -v sftp >/dev/null || missing+=(openssh-client)
 # renderer. Note: on a machine that boots with systemd, an installed
 # cloud-init runs at the next boot; the test machines are throwaway.
 [ -f /usr/lib/python3/dist-packages/cloudinit/templater.py ] || missing+=(cloud-init)
+# nfs's format guard is checked against the real programs on sparse files.
+[ -x /usr/sbin/mkfs.ext4 ] && [ -x /usr/sbin/debugfs ] || missing+=(e2fsprogs)
+[ -x /usr/sbin/blkid ] && [ -x /usr/sbin/mkswap ] || missing+=(util-linux)
+[ -x /usr/sbin/sfdisk ] || missing+=(fdisk)
+[ -x /usr/sbin/mkfs.xfs ] || missing+=(xfsprogs)
 if [ ${#missing[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		echo "==> installing ${missing[*]}"
@@ -54,6 +69,27 @@ if [ ${#missing[@]} -gt 0 ]; then
 	else
 		echo "==> not installing ${missing[*]} (needs root and apt-get): the real-sshd and real-runtime tests will be skipped"
 	fi
+fi
+
+nfs_cache=${XDG_CACHE_HOME:-$HOME/.cache}/mgmtkit/nfs-kernel-server
+if [ ! -x "$nfs_cache/usr/sbin/exportfs" ] && command -v apt-get >/dev/null; then
+	echo "==> unpacking Debian's nfs-kernel-server into $nfs_cache (for exportfs)"
+	tmp=$(mktemp -d)
+	# As root, apt drops to the _apt user, who cannot write to $tmp.
+	sandbox=()
+	[ "$(id -u)" = 0 ] && sandbox=(-o APT::Sandbox::User=root)
+	download() { (cd "$tmp" && apt-get download -qq "${sandbox[@]}" nfs-kernel-server); }
+	if { download || { [ "$(id -u)" = 0 ] && apt-get update -qq && download; }; } &&
+		dpkg -x "$tmp"/nfs-kernel-server_*.deb "$tmp/root" &&
+		mkdir -p "$(dirname "$nfs_cache")" && rm -rf "$nfs_cache" && mv "$tmp/root" "$nfs_cache"; then
+		:
+	else
+		echo "==> could not unpack nfs-kernel-server: realtest's exportfs tests will fail saying so"
+	fi
+	rm -rf "$tmp"
+fi
+if [ -x "$nfs_cache/usr/sbin/exportfs" ]; then
+	export MGMTKIT_EXPORTFS="$nfs_cache/usr/sbin/exportfs"
 fi
 
 gobin=$(go env GOPATH)/bin

@@ -1,5 +1,5 @@
-// Package realtest checks registry trust against real software on this
-// machine, where the rest of the repository's tests use the simulated
+// Package realtest checks registry trust and the NFS steps' parsers
+// against real software on this machine, where the rest of the repository's tests use the simulated
 // runtimes of internal/sim. It is a Go module of its own, so that its
 // dependencies (go-containerregistry, the CRI API and gRPC) never enter
 // the SDK's go.mod; it has no non-test code.
@@ -44,6 +44,30 @@
 //     the hosts template mgmtkit added its block to into an /etc/hosts
 //     holding every hosts_string line, as at boot with
 //     manage_etc_hosts: true.
+//
+// # NFS (package nfs)
+//
+// The pure parts of the nfs steps meet the programs they face:
+//
+//   - exportfs (Debian's nfs-kernel-server 2.6.2, unpacked by test.sh and
+//     named by MGMTKIT_EXPORTFS) loads the file nfs.RenderExports writes
+//     without a warning, exportfs -ra is idempotent (etab unchanged),
+//     nfs.ParseExportfsS reads exportfs -s and nfs.CheckExported accepts
+//     it; exportfs -ra without /etc/exports exits 1, "path client (opts)"
+//     exports read-write to the world and "*;reboot" is accepted, and
+//     nfs.RenderExports refuses what would produce them. exportfs runs
+//     in the private view with tmpfs over /etc/exports.d, /var/lib/nfs
+//     and /srv, in a network namespace of its own (no nfsd cache of the
+//     machine is flushed);
+//   - mkfs.ext4, debugfs, blkid -p, sfdisk, mkfs.xfs and mkswap on sparse
+//     files: the format guard (nfs.ParseProbe, nfs.Probe.Decide) formats
+//     only a blank volume, mounts an ext4 holding data without formatting
+//     it, refuses a GPT label, an XFS, a swap area and an ambivalent probe
+//     (exit 8), and mkfs.ext4 without a TTY is shown to format over data.
+//     These need no root and run without the private view.
+//
+// The outputs of the real programs are kept in nfs/testdata (go test
+// -run Nfs -update rewrites them), where nfs's unit tests parse them.
 //
 // Names the tests do not put in /etc/hosts are looked up at 127.0.0.1
 // (the private view's resolv.conf), where nothing answers: no query
