@@ -5,8 +5,9 @@
 //
 // [ClusterDriver] is the Kubernetes cluster VNF's driver: the kubeadm
 // cluster (package kubeadm) with the registry package's trust of private
-// registries plugged into it as an extension; it grows with the nfs,
-// kubespray and lb packages. The private registry VNF's driver is
+// registries and the nfs package's storage server and PersistentVolumes
+// plugged into it as extensions; it grows with the kubespray and lb
+// packages. The private registry VNF's driver is
 // registry.VNFDriver.
 package drivers
 
@@ -72,11 +73,14 @@ func DecodeClusterParams(raw json.RawMessage, pkg *lcm.Package) (ClusterParams, 
 }
 
 // ClusterDriver is the management driver of a Kubernetes cluster VNF built
-// with kubeadm (cir-k8s-cluster and mgmt-driver-for-k8s-scale specs): the
+// with kubeadm (cir-k8s-cluster, mgmt-driver-for-k8s-scale and
+// pv-k8s-cluster specs): the
 // hooks of package kubeadm ([kubeadm.Hooks]) with the registry package's
 // trust of private_registry_connection_info run on every node that joins
-// (a [plumbing.Extension]), and the registries' hosts kept out of the
-// proxy. It is safe for concurrent use.
+// (a [plumbing.Extension]), the registries' hosts kept out of the proxy,
+// and the storage server of storage_server with the PersistentVolumes of
+// pv_registration_params (another extension, with the storage server as
+// its VM). It is safe for concurrent use.
 //
 //   - instantiate_end builds the cluster and returns its VIM connection;
 //   - scale_start drains and removes the workers a SCALE_IN deletes,
@@ -84,6 +88,13 @@ func DecodeClusterParams(raw json.RawMessage, pkg *lcm.Package) (ClusterParams, 
 //   - heal_start removes the healed masters and workers from the cluster,
 //     heal_end joins their new VMs; the entire VNF is terminate_start's
 //     work then instantiate_end's with the stored parameters;
+//   - with storage_server, every node that joins gets the NFS client,
+//     instantiate_end (and heal_end of the entire VNF) sets up the
+//     storage server's volumes and exports and registers
+//     pv_registration_params' PersistentVolumes, and a heal of the
+//     storage server is refused while one of them is Bound, deletes them
+//     at heal_start and sets up the new VM and registers them again at
+//     its address at heal_end, the volume's data kept;
 //   - terminate_start revokes the VIM credentials on the cluster,
 //     terminate_end tells the VNFM to forget the VIM connection.
 //
@@ -137,7 +148,8 @@ func (d *ClusterDriver) ScaleEnd(ctx context.Context, op *lcm.ScaleOp) (*lcm.Hoo
 }
 
 // HealStart removes the nodes the heal replaces, or revokes the VIM
-// credentials before an entire heal.
+// credentials before an entire heal. Before a heal of the storage
+// server it deletes the PersistentVolumes, or refuses while one is Bound.
 func (d *ClusterDriver) HealStart(ctx context.Context, op *lcm.HealOp) (*lcm.HookResult, error) {
 	if op.Request == nil {
 		return nil, errors.New("drivers: heal_start without a request")
@@ -149,9 +161,9 @@ func (d *ClusterDriver) HealStart(ctx context.Context, op *lcm.HealOp) (*lcm.Hoo
 	return d.Cluster.HealStart(ctx, lcm.HealStart, clusterOp(op.Instance, op.Package, p), *op.Request)
 }
 
-// HealEnd joins the healed nodes' new VMs, or builds the whole cluster
-// again after an entire heal. The storage server and other VMs are not
-// Kubernetes nodes and are left alone.
+// HealEnd joins the healed nodes' new VMs, sets up a healed storage
+// server and registers the PersistentVolumes again at its address, or
+// builds the whole cluster again after an entire heal.
 func (d *ClusterDriver) HealEnd(ctx context.Context, op *lcm.HealOp) (*lcm.HookResult, error) {
 	if op.Request == nil {
 		return nil, errors.New("drivers: heal_end without a request")
@@ -186,15 +198,29 @@ func (d *ClusterDriver) TerminateEnd(_ context.Context, op *lcm.TerminateOp) (*l
 // clusterOp is what kubeadm's hooks act on, with the extensions of the
 // parameters' other parts.
 func clusterOp(inst *lcm.VnfInstance, pkg *lcm.Package, p ClusterParams) kubeadm.Op {
-	return kubeadm.Op{Instance: inst, Package: pkg, Params: p.ClusterParams, Extensions: p.Extensions(pkg)}
+	return kubeadm.Op{Instance: inst, Package: pkg, Params: p.ClusterParams, Extensions: p.Extensions(pkg, inst)}
 }
 
 // Extensions returns the cluster's extensions, composed from the
-// parameters' other parts: the registry package's trust of
-// private_registry_connection_info on every node that joins, and the
-// registries kept out of the proxy (registry.TrustParams.Extensions).
-func (p ClusterParams) Extensions(pkg *lcm.Package) plumbing.Extensions {
-	return p.TrustParams.Extensions(pkg)
+// parameters' other parts, in the order they run at each moment:
+//
+//   - the registry package's trust of private_registry_connection_info
+//     on every node that joins, and the registries kept out of the proxy
+//     (registry.TrustParams.Extensions);
+//   - the nfs package's storage: the NFS client on every node that
+//     joins, the storage server's volumes and exports, and the
+//     PersistentVolumes registered on them, owned by inst
+//     (nfs.StorageParams.Extensions).
+func (p ClusterParams) Extensions(pkg *lcm.Package, inst *lcm.VnfInstance) plumbing.Extensions {
+	exts := p.TrustParams.Extensions(pkg)
+	opts := nfs.ExtensionOptions{}
+	if inst != nil {
+		opts.Instance = inst.ID
+	}
+	if p.Proxy != nil {
+		opts.Proxy = &p.Proxy.Proxy
+	}
+	return append(exts, p.StorageParams.Extensions(pkg, opts)...)
 }
 
 // storedParams decodes the parameters the VNF was instantiated with and
