@@ -6,10 +6,45 @@
 // storage_server ([StorageServer]) and pv_registration_params
 // ([PVRegistration]), gathered in [StorageParams], which a Kubernetes
 // cluster driver embeds in its own parameter struct next to the other
-// domain packages' parts. The issue that created the package brings its
-// parameter types, their validation and their tests; the steps (mount the
-// volumes, export the directories, install the clients, register the
-// PersistentVolumes) come with their own issue.
+// domain packages' parts.
+//
+// # Steps
+//
+// Each step is idempotent: run again on a converged VM it changes nothing
+// and says so, with read-only commands only.
+//
+//   - [SetupVolume] finds a Cinder volume's disk by the volume's ID under
+//     /dev/disk/by-id (Heat's device name is a hint: [ByIDNames]), formats
+//     it with ext4 only when `blkid -p` finds nothing on it ([ParseProbe],
+//     [Probe.Decide]: mke2fs overwrites a file system without asking when
+//     it has no terminal, which is how Tacker's heal wipes the volume),
+//     refuses a partition table or another file system, mounts it at
+//     mount_to and keeps it in /etc/fstab by UUID with nofail.
+//   - [InstallNFSServer] installs nfs-kernel-server and keeps nfs-server
+//     running; [ExportNFS] exports the directories from a file of its own
+//     in /etc/exports.d ([ExportsFile], [RenderExports] with
+//     [ExportOptions]), re-exports only on a change, and proves the result
+//     with `exportfs -s` ([ParseExportfsS], [CheckExported]).
+//   - [InstallNFSClient] installs nfs-common, the mount helper the kubelet
+//     needs to mount an NFS volume.
+//   - [RegisterPV] applies a PersistentVolume manifest of the package
+//     ([ReadPV]) with its server set to the storage server's address
+//     ([PV.Manifest]: as data, not by text substitution) and waits until it
+//     is Available; [CheckPVsNotInUse] and [DeletePVs] refuse while one is
+//     Bound, naming it and its claim, and delete them otherwise. All three
+//     act only on PersistentVolumes the VNF registered ([OwnerAnnotation]).
+//
+// # In a cluster's hooks
+//
+// [StorageParams.Extensions] plugs all of it into a Kubernetes cluster's
+// hooks (kubeadm's, and kubespray's) as a [plumbing.Extension] with the
+// storage server as its own VM: what Heat must hold is checked before
+// anything changes; every node that joins gets the NFS client;
+// instantiate_end (and heal_end of the entire VNF) sets up the storage
+// server and registers the PersistentVolumes; a heal of the storage
+// server is refused at heal_start while one of them is Bound and deletes
+// them otherwise, and heal_end sets up the new VM (mounting the kept
+// volume as it is) and registers them again at its address.
 //
 // # Parameters
 //

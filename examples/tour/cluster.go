@@ -12,7 +12,6 @@ import (
 	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
 	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
-	"github.com/mgmtkit/mgmtkit/remote"
 )
 
 // clusterHook runs one hook of the cluster driver and keeps its result
@@ -86,29 +85,14 @@ func (t *tour) nodeTable(d *deployed, want func() int) step {
 // kubectlNodes lists the cluster's nodes with kubectl on the first master
 // that answers.
 func (t *tour) kubectlNodes(ctx context.Context, d *deployed) ([]corev1.Node, error) {
-	cfg, err := t.cloud.SSHConfig()
-	if err != nil {
-		return nil, err
-	}
-	login := d.vms.Logins[lcm.RoleMaster]
-	var errs []error
-	for _, m := range d.vnf.HostsWithRole(lcm.RoleMaster) {
-		n := m.Node()
-		h, err := remote.Dial(ctx, cfg.For(n.SSHAddress, n.Resource, login.Username, login.Password))
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		nodes, err := kubeapi.Kubectl{Host: h}.Nodes(ctx)
-		h.Close()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", n.Resource, err))
-			continue
-		}
-		slices.SortFunc(nodes, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
-		return nodes, nil
-	}
-	return nil, fmt.Errorf("no master answers: %w", errors.Join(errs...))
+	var nodes []corev1.Node
+	err := t.withKubectl(ctx, d, func(k kubeapi.Kubectl) error {
+		var err error
+		nodes, err = k.Nodes(ctx)
+		return err
+	})
+	slices.SortFunc(nodes, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
+	return nodes, err
 }
 
 // clusterSize is how many Kubernetes nodes the VNF has now.

@@ -379,18 +379,6 @@ func (t *tour) pull(d *deployed, who string, hosts func() []*sim.Host) step {
 	}}
 }
 
-func planPV(t *tour, s scenario) ([]step, error) {
-	req, source, err := t.clusterRequest(samples.InstantiatePVCluster)
-	if err != nil {
-		return nil, err
-	}
-	cluster, err := t.planCluster("pv-cluster", req, source, sim.ClusterShape{Masters: 3, Workers: 2}, s.name, needStorage)
-	if err != nil {
-		return nil, err
-	}
-	return []step{t.create(cluster), t.instantiate(cluster)}, nil
-}
-
 func planKubespray(t *tour, s scenario) ([]step, error) {
 	req, source, err := t.clusterRequest(samples.InstantiateKubespray)
 	if err != nil {

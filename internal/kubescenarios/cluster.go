@@ -35,7 +35,7 @@ import (
 // hooks that manage it.
 type Cluster struct {
 	// T is the test the cluster belongs to; helpers fail it.
-	T *testing.T
+	T testing.TB
 	// Ctx bounds the scenario (5 minutes).
 	Ctx context.Context
 	// Cloud is the simulated cloud, its Kubernetes of the backend asked.
@@ -54,7 +54,7 @@ type Cluster struct {
 // NewCluster builds the VMs of the cir sample's cluster (its registries
 // left out: the registry package's extension is tested with the drivers)
 // with the shape given; nothing is installed on them.
-func NewCluster(t *testing.T, shape sim.ClusterShape, opts sim.Options) *Cluster {
+func NewCluster(t testing.TB, shape sim.ClusterShape, opts sim.Options) *Cluster {
 	t.Helper()
 	return NewClusterFrom(t, opts, func(c *sim.Cloud) (*lcm.InstantiateVnfRequest, sim.Topology, error) {
 		return c.SampleCluster(samples.InstantiateCIRCluster, shape)
@@ -66,7 +66,7 @@ func NewCluster(t *testing.T, shape sim.ClusterShape, opts sim.Options) *Cluster
 // sample's name and a shape), decodes its parameters as the cluster
 // driver does, and returns it as [NewCluster] does; the request's
 // extensions (registries, storage) are not in Op.
-func NewClusterFrom(t *testing.T, opts sim.Options, plan func(c *sim.Cloud) (*lcm.InstantiateVnfRequest, sim.Topology, error)) *Cluster {
+func NewClusterFrom(t testing.TB, opts sim.Options, plan func(c *sim.Cloud) (*lcm.InstantiateVnfRequest, sim.Topology, error)) *Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)

@@ -23,6 +23,15 @@ func TestScenarios(t *testing.T) {
 	kubescenarios.Run(t, sim.Options{KubeBackend: realkube.New(t)})
 }
 
+// The storage scenarios (the pv-k8s-cluster spec) on the real control
+// plane: the PersistentVolumes become Available through the real
+// persistentvolume-binder, a claim binds, the pv-protection finalizer
+// holds a Bound volume, and the storage server's heal is refused while
+// it is Bound and proceeds once it is Released.
+func TestStorageScenarios(t *testing.T) {
+	kubescenarios.RunStorage(t, sim.Options{KubeBackend: realkube.New(t)})
+}
+
 // kubeadm join is refused for a token the API server does not hold: one
 // it never had, and one it held until its Secret was deleted (the real
 // bootstrapsigner then drops its signature from cluster-info, and the

@@ -1,0 +1,264 @@
+package drivers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mgmtkit/mgmtkit/examples/drivers"
+	"github.com/mgmtkit/mgmtkit/internal/sim"
+	"github.com/mgmtkit/mgmtkit/kubeadm"
+	"github.com/mgmtkit/mgmtkit/kubeapi"
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/nfs"
+	"github.com/mgmtkit/mgmtkit/plumbing"
+	"github.com/mgmtkit/mgmtkit/samples"
+)
+
+// pvWorld is the pv-k8s-cluster spec's world: a Kubernetes cluster VNF
+// with a storage server and its Cinder volume, managed by the cluster
+// driver.
+type pvWorld struct {
+	t       *testing.T
+	ctx     context.Context
+	cloud   *sim.Cloud
+	pkg     *lcm.Package
+	cluster *sim.VNF
+	req     *lcm.InstantiateVnfRequest
+	driver  *drivers.ClusterDriver
+	log     *bytes.Buffer
+}
+
+// newPV builds the world from req (the spec's sample made to work when
+// nil) with pkg (the sample VNF package when nil); nothing runs on the
+// VMs.
+func newPV(t *testing.T, req *lcm.InstantiateVnfRequest, pkg *lcm.Package, shape sim.ClusterShape) *pvWorld {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	log := &bytes.Buffer{}
+	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx = lcm.WithLogger(ctx, logger)
+	cloud := sim.Start(t, sim.Options{})
+	if req == nil {
+		req = request(t, samples.InstantiatePVCluster)
+	}
+	if pkg == nil {
+		pkg = lcm.NewPackage(samples.VNFPackage())
+	}
+	// The topology comes from the sample's parameters: a request under
+	// test may be one the driver refuses.
+	p, err := drivers.DecodeClusterParams(request(t, samples.InstantiatePVCluster).AdditionalParams, lcm.NewPackage(samples.VNFPackage()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := sim.KubernetesCluster(p, shape, req.AdditionalParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, err := cloud.Build(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &pvWorld{t: t, ctx: ctx, cloud: cloud, pkg: pkg, cluster: cluster, req: req, log: log,
+		driver: &drivers.ClusterDriver{Cluster: kubeadm.Hooks{Plumbing: plumbing.Config{SSH: cloud.SSHConfigFunc(logger)}}}}
+}
+
+func (w *pvWorld) instantiate() (*lcm.HookResult, error) {
+	return lcm.Invoke(w.ctx, w.driver, lcm.InstantiateEnd, &lcm.InstantiateOp{Instance: w.cluster.Instance(), Request: w.req, Package: w.pkg})
+}
+
+func (w *pvWorld) storage() *sim.Host { return w.cluster.HostsWithRole(lcm.RoleStorage)[0] }
+
+// pvs returns the cluster's PersistentVolumes, read through the first
+// master's kubectl.
+func (w *pvWorld) pvs() map[string]corev1.PersistentVolume {
+	w.t.Helper()
+	m := w.cluster.HostsWithRole(lcm.RoleMaster)[0]
+	h, err := w.cloud.Connect(w.ctx, m.Node(), m.Login.User, m.Login.Password)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer h.Close()
+	var list corev1.PersistentVolumeList
+	if err := (kubeapi.Kubectl{Host: h}).List(w.ctx, &list, "persistentvolume", "", kubeapi.ListOptions{}); err != nil {
+		w.t.Fatal(err)
+	}
+	out := map[string]corev1.PersistentVolume{}
+	for _, pv := range list.Items {
+		out[pv.Name] = pv
+	}
+	return out
+}
+
+// assertStorage checks the outcome of a storage setup: the volume
+// formatted exactly once and mounted, the three exports listed by the
+// storage server's exportfs, the three PersistentVolumes Available on
+// its address, every node with the NFS client.
+func (w *pvWorld) assertStorage() {
+	w.t.Helper()
+	s := w.storage()
+	if d := s.Disks["/dev/vdb"]; d.Formats() != 1 || d.FSType() != "ext4" {
+		w.t.Errorf("the volume: %d formats, %q", d.Formats(), d.FSType())
+	}
+	pvs := w.pvs()
+	for _, name := range []string{"nfs-pv1", "nfs-pv2", "nfs-pv3"} {
+		pv, ok := pvs[name]
+		if !ok || pv.Status.Phase != corev1.VolumeAvailable || pv.Spec.NFS == nil || pv.Spec.NFS.Server != s.NICAddress {
+			w.t.Errorf("PersistentVolume %s: present %v, %q, %+v; want Available on %s", name, ok, pv.Status.Phase, pv.Spec.NFS, s.NICAddress)
+		}
+	}
+	for _, h := range append(w.cluster.HostsWithRole(lcm.RoleMaster), w.cluster.HostsWithRole(lcm.RoleWorker)...) {
+		if !h.Machine.Installed(nfs.ClientPackage) {
+			w.t.Errorf("%s has no %s", h.Resource, nfs.ClientPackage)
+		}
+	}
+}
+
+// TestThePVSampleGivesThreeAvailableVolumes: the spec's sample body
+// (placeholders filled, export_to on the simulated network) through the
+// cluster driver: three PersistentVolumes Available on the storage
+// server's address; run again, the storage steps change nothing.
+func TestThePVSampleGivesThreeAvailableVolumes(t *testing.T) {
+	t.Parallel()
+	w := newPV(t, nil, nil, sim.ClusterShape{Masters: 1, Workers: 1})
+	if _, err := w.instantiate(); err != nil {
+		t.Fatalf("instantiate_end: %v\n%s", err, w.log)
+	}
+	w.assertStorage()
+	res, err := w.instantiate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{nfs.StepStorage, nfs.StepRegisterPV, nfs.StepClient} {
+		for _, h := range stepHosts(res, step) {
+			if h.Result.Changed {
+				t.Errorf("rerun: %s changed %s: %s", step, h.Host, h.Result.Detail)
+			}
+		}
+	}
+	w.assertStorage()
+}
+
+// overlay returns the sample VNF package with files added.
+func overlay(t *testing.T, files map[string]string) *lcm.Package {
+	t.Helper()
+	m := fstest.MapFS{}
+	err := fs.WalkDir(samples.VNFPackage(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(samples.VNFPackage(), p)
+		m[p] = &fstest.MapFile{Data: data}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		m[name] = &fstest.MapFile{Data: []byte(content)}
+	}
+	return lcm.NewPackage(m)
+}
+
+// TestBadStorageInputRunsNothing: each mistake is a field error with its
+// path, and no VM runs a command: what only Heat knows (a volume the
+// stack does not hold) is checked before the first command too.
+func TestBadStorageInputRunsNothing(t *testing.T) {
+	t.Parallel()
+	const k = "additionalParams.k8s_cluster_installation_param."
+	pkg := overlay(t, map[string]string{
+		"Files/kubernetes/web.yaml":   "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec: {}\n",
+		"Files/kubernetes/other.yaml": "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: other\nspec:\n  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n  nfs: {server: 0.0.0.0, path: /volume/nfs/other}\n",
+	})
+	w := newPV(t, nil, pkg, sim.ClusterShape{Masters: 1, Workers: 1})
+	base := w.req
+	for _, tc := range []struct {
+		edit  map[string]any
+		field string
+	}{
+		{map[string]any{k + "storage_server.nfs_server_setup_params[0].export_dir": "/srv/nfs/pv1"}, "storage_server.nfs_server_setup_params[0].export_dir"},
+		{map[string]any{k + "storage_server.nfs_server_setup_params[1].export_to": "*; reboot"}, "storage_server.nfs_server_setup_params[1].export_to"},
+		{map[string]any{k + "pv_registration_params[0].pv_manifest_file_path": "Files/kubernetes/web.yaml"}, "pv_registration_params[0].pv_manifest_file_path"},
+		{map[string]any{k + "pv_registration_params[1].pv_manifest_file_path": "../../etc/passwd"}, "pv_registration_params[1].pv_manifest_file_path"},
+		{map[string]any{k + "pv_registration_params[2].pv_manifest_file_path": "Files/kubernetes/other.yaml"}, "pv_registration_params[2].pv_manifest_file_path"},
+		{map[string]any{k + "storage_server.cinder_volume_setup_params[0].volume_resource_id": "no_such_volume"}, "storage_server.cinder_volume_setup_params[0].volume_resource_id"},
+		{map[string]any{k + "pv_registration_params[0].nfs_server_cp": "no_such_port"}, "pv_registration_params[0].nfs_server_cp"},
+		{map[string]any{k + "storage_server.nfs_server_setup_params[2].export_to": "192.0.2.0/24"}, "storage_server.nfs_server_setup_params[2].export_to"},
+	} {
+		body, err := json.Marshal(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body, err = samples.Patch(body, tc.edit); err != nil {
+			t.Fatal(err)
+		}
+		var req lcm.InstantiateVnfRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			t.Fatal(err)
+		}
+		w.req = &req
+		_, err = w.instantiate()
+		var pe *lcm.ParamsError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "k8s_cluster_installation_param."+tc.field+": ") {
+			t.Errorf("%v: err = %v, want a field error at %s", tc.edit, err, tc.field)
+		}
+		for _, h := range w.cluster.Hosts() {
+			if n := len(h.SSH.Transcript()); n != 0 {
+				t.Errorf("%v: %d commands ran on %s", tc.edit, n, h.Resource)
+			}
+		}
+	}
+}
+
+// TestStorageStepsConvergeAfterAFault: a fault in each storage step
+// fails instantiate_end; run again, it converges: the volume formatted
+// once, the exports and PersistentVolumes there, every node a client.
+func TestStorageStepsConvergeAfterAFault(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		inject func(w *pvWorld)
+	}{
+		{"mkfs fails", func(w *pvWorld) {
+			w.storage().SSH.FailProgram("mkfs.ext4", 1, 1, "mkfs.ext4: Device or resource busy while setting up superblock")
+		}},
+		{"mount fails", func(w *pvWorld) { w.storage().SSH.FailProgram("mount", 1, 32, "mount: /volume: wrong fs type") }},
+		{"the NFS server's install fails", func(w *pvWorld) {
+			w.storage().SSH.FailProgram("apt-get", 1, 100, "E: Failed to fetch http://archive.ubuntu.com/ubuntu/pool/main/n/nfs-utils/nfs-kernel-server.deb  Connection timed out")
+		}},
+		{"exportfs hangs", func(w *pvWorld) { w.storage().SSH.HangProgram("exportfs", 1) }},
+		{"the connection drops during the exports", func(w *pvWorld) { w.storage().SSH.DropConnectionDuring(12) }},
+		{"a worker's client install fails", func(w *pvWorld) {
+			w.cluster.HostsWithRole(lcm.RoleWorker)[0].SSH.FailProgram("apt-get", 3, 100, "E: Unable to locate package nfs-common")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newPV(t, nil, nil, sim.ClusterShape{Masters: 1, Workers: 1})
+			tc.inject(w)
+			// A hung command holds the hook until the VNFM's deadline.
+			ctx := w.ctx
+			var cancel context.CancelFunc
+			w.ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+			if _, err := w.instantiate(); err == nil {
+				t.Logf("%s: the first run rode it out", tc.name)
+			}
+			cancel()
+			w.ctx = ctx
+			if _, err := w.instantiate(); err != nil {
+				t.Fatalf("the second run: %v\n%s", err, w.log)
+			}
+			w.assertStorage()
+		})
+	}
+}
