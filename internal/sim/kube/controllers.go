@@ -688,7 +688,18 @@ func (m *MemoryAPI) scheduleLocked() {
 			continue
 		}
 		if msg := m.volumeBindingPreFilterLocked(p); msg != "" {
-			m.setUnschedulable(p.DeepCopy(), fmt.Sprintf("0/%d nodes are available: %s.", len(nodes), msg)+preemptionVerdict(len(nodes)))
+			// The PreFilter rejection ends the PreFilter phase
+			// (pkg/scheduler/framework/runtime/framework.go
+			// RunPreFilterPlugins), so DynamicResources, after
+			// VolumeBinding and before DefaultPreemption in the default
+			// plugins (pkg/scheduler/apis/config/v1/default_plugins.go
+			// applyDynamicResources), writes no cycle state; its
+			// PostFilter, the first, fails reading it with
+			// fwk.ErrNotFound, "not found", which RunPostFilterPlugins
+			// returns as an error and FitError.Error appends after a
+			// space. So says a real kube-scheduler 1.36.3
+			// (internal/realkube TestPersistentVolumeClaimsMountsAndProtection).
+			m.setUnschedulable(p.DeepCopy(), fmt.Sprintf("0/%d nodes are available: %s. not found", len(nodes), msg))
 			continue
 		}
 		var best *corev1.Node

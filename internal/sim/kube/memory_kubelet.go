@@ -15,14 +15,14 @@ import (
 // volume_binding.go podHasPVCs and PreFilter, binder.go
 // GetPodVolumeClaims): for each persistentVolumeClaim volume of p, in
 // order, a missing claim, a Lost claim or one being deleted makes the
-// pod unschedulable with that claim's reason, and then any claim not
-// bound does, "pod has unbound immediate PersistentVolumeClaims" (every
-// claim binds immediately here: no StorageClass with
-// volumeBindingMode WaitForFirstConsumer is modelled). A claim counts as
-// bound when it names its volume and is Bound (the real binder's
-// isPVCFullyBound reads the pv.kubernetes.io/bind-completed annotation
-// the persistent volume controller sets with it). "" when the pod may be
-// scheduled.
+// pod unschedulable with that claim's reason; then any claim not bound
+// does, "pod has unbound immediate PersistentVolumeClaims" (every claim
+// binds immediately here: no StorageClass with volumeBindingMode
+// WaitForFirstConsumer is modelled). A claim counts as bound when it
+// names its volume and is Bound (the real binder's isPVCFullyBound reads
+// the pv.kubernetes.io/bind-completed annotation the persistent volume
+// controller sets with it). "" when the pod may be scheduled;
+// scheduleLocked puts the reason in the scheduler's message.
 func (m *MemoryAPI) volumeBindingPreFilterLocked(p *corev1.Pod) string {
 	unbound := false
 	for _, v := range p.Spec.Volumes {

@@ -263,7 +263,9 @@ func TestSchedulerVolumeBinding(t *testing.T) {
 	ctx := context.Background()
 	addNode(t, m, "w1", "10.0.0.6", false)
 	addNode(t, m, "w2", "10.0.0.7", false)
-	const preemption = " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+	// The real scheduler's PostFilter message after a PreFilter
+	// rejection (see scheduleLocked).
+	const preemption = " not found"
 	mustCreate(t, m, podWith("missing", claimVolume("d", "nope")))
 	if got := getPod(t, m, "missing"); got.Spec.NodeName != "" || condMessage(got, corev1.PodScheduled) != `0/2 nodes are available: persistentvolumeclaim "nope" not found.`+preemption ||
 		condOf(got, corev1.PodScheduled).Reason != corev1.PodReasonUnschedulable {
