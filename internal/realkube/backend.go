@@ -89,6 +89,14 @@ func (c *ControlPlane) Etcd() kube.Etcd { return c.etcd }
 // tokencleaner, as kubeadm configures it).
 func (c *ControlPlane) RunsBootstrapControllers() bool { return true }
 
+// SyncPods queues the pods waiting for their NFS mounts for an
+// immediate retry by the node simulator (which otherwise retries every
+// second); it returns before the retries are done.
+func (c *ControlPlane) SyncPods(context.Context) error {
+	c.nodes.retryWaiting()
+	return nil
+}
+
 // Addr returns the API server's address, "127.0.0.1:port".
 func (c *ControlPlane) Addr() string { return c.addr }
 
@@ -375,7 +383,7 @@ func (b *Backend) start(ctx context.Context, spec kube.ControlPlaneSpec) (*Contr
 	if err != nil {
 		return c, err
 	}
-	if c.nodes, err = startNodeSimulator(runCtx, client, spec.PodSubnet.IsValid()); err != nil {
+	if c.nodes, err = startNodeSimulator(runCtx, client, spec.PodSubnet.IsValid(), spec.MountNFS); err != nil {
 		return c, err
 	}
 

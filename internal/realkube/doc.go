@@ -26,10 +26,15 @@
 //     kubernetes.default, kubernetes.default.svc, localhost, 127.0.0.1
 //     and the first service IP), sa.pub and sa.key for service account
 //     tokens, bootstrap token authentication, Node,RBAC authorization.
+//     The default admission plugins stay on, StorageObjectInUseProtection
+//     among them (pkg/kubeapiserver/options/plugins.go), which gives
+//     PersistentVolumes and claims their protection finalizers.
 //   - kube-controller-manager with every default controller plus
 //     bootstrapsigner and tokencleaner (kubeadm's --controllers), node
 //     IPAM when the spec has a pod subnet, and each controller under its
-//     own service account (--use-service-account-credentials).
+//     own service account (--use-service-account-credentials): the
+//     persistentvolume-binder, pv-protection and pvc-protection among
+//     them.
 //   - kube-scheduler.
 //   - a node simulator, the kubelets that never run containers: it does
 //     not register Nodes (the simulation's kubelet model does, through
@@ -38,7 +43,13 @@
 //     keeps it Ready (and marks a node whose Ready condition is Unknown
 //     or absent unreachable on its own), makes the pods bound to it
 //     Running and Ready with a pod IP from the node's podCIDR, and
-//     confirms their deletion. The pods of a node that is not Ready stay
+//     confirms their deletion. When the spec has a mount function
+//     ([kube.ControlPlaneSpec.MountNFS]) a pod's NFS volumes (inline, or
+//     its claims' NFS PersistentVolumes) are mounted first: while a mount
+//     fails the pod stays Pending, ContainerCreating, the kubelet's
+//     FailedMount event is recorded (client-go's event recorder, source
+//     kubelet on the node), and the mount is retried every second or at
+//     [ControlPlane.SyncPods]. The pods of a node that is not Ready stay
 //     as they are: Terminating forever once deleted, as with a dead
 //     kubelet. A node whose Ready condition is False gets no Lease
 //     renewal either, so unless the node's status is written again within

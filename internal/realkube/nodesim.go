@@ -19,9 +19,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
 )
 
 // nodeSimulator stands in for the kubelets of a cluster, which never run
@@ -29,22 +34,32 @@ import (
 // model does, and sets their Ready condition); for each Node whose
 // kubelet reports (Ready True, or False with the kubelet's reason, see
 // kubeletRuns) it renews the node's Lease and makes the pods bound to it
-// run, and it confirms their deletion. A Node whose Ready condition is
-// Unknown or absent has, as far as it goes, a dead kubelet.
+// run, once their NFS volumes are mounted (mountVolumes), and it
+// confirms their deletion. A Node whose Ready condition is Unknown or
+// absent has, as far as it goes, a dead kubelet.
 type nodeSimulator struct {
 	client kubernetes.Interface
 	// waitForCIDR: nodes get spec.podCIDR from node IPAM, so a pod waits
 	// for its node's podCIDR before it runs (a kubelet's CNI has no
 	// address range before that).
 	waitForCIDR bool
+	// mountNFS is kube.ControlPlaneSpec.MountNFS; nil: pods start
+	// without mounting anything.
+	mountNFS func(ctx context.Context, node, server, path string) error
 
 	factory informers.SharedInformerFactory
 	pods    cache.SharedIndexInformer
 	nodes   corelisters.NodeLister
+	claims  corelisters.PersistentVolumeClaimLister // with mountNFS only
+	volumes corelisters.PersistentVolumeLister      // with mountNFS only
 	queue   workqueue.TypedRateLimitingInterface[string]
+	events  record.EventBroadcaster
 
-	mu  sync.Mutex
-	ips map[string]map[string]types.UID // node → pod IP → pod
+	mu        sync.Mutex
+	ips       map[string]map[string]types.UID // node → pod IP → pod
+	mounted   map[types.UID]bool              // pods whose volumes are mounted
+	waiting   map[string]bool                 // keys of pods waiting for their mounts
+	recorders map[string]record.EventRecorder // the kubelets' event recorders, by node
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -61,19 +76,52 @@ const (
 	// lifecycle controller's grace period is 50 s).
 	leaseRenewInterval = 5 * time.Second
 	byNodeIndex        = "spec.nodeName"
+	// mountRetry is how soon a pod whose mount failed, or whose claim is
+	// not resolved yet, is tried again. The kubelet's volume manager
+	// retries a failed mount with exponential backoff from 500 ms to
+	// 2m2s (pkg/volume/util/nestedpendingoperations); a fixed second
+	// keeps the tests that wait for a repaired node short.
+	mountRetry = time.Second
 )
 
 // startNodeSimulator starts the simulator's informers and workers; it
-// runs until stop.
-func startNodeSimulator(ctx context.Context, client kubernetes.Interface, waitForCIDR bool) (*nodeSimulator, error) {
+// runs until stop. mountNFS is the kubelets' NFS mount (nil: none).
+func startNodeSimulator(ctx context.Context, client kubernetes.Interface, waitForCIDR bool, mountNFS func(ctx context.Context, node, server, path string) error) (*nodeSimulator, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &nodeSimulator{
 		client:      client,
 		waitForCIDR: waitForCIDR,
+		mountNFS:    mountNFS,
 		factory:     informers.NewSharedInformerFactory(client, 0),
 		queue:       workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		ips:         map[string]map[string]types.UID{},
+		mounted:     map[types.UID]bool{},
+		waiting:     map[string]bool{},
+		recorders:   map[string]record.EventRecorder{},
 		cancel:      cancel,
+	}
+	// The kubelet's event recorder (cmd/kubelet/app/server.go
+	// makeEventRecorder: a legacy broadcaster recording to core/v1
+	// Events, source component "kubelet" and the node's name).
+	s.events = record.NewBroadcaster(record.WithContext(ctx))
+	s.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	if mountNFS != nil {
+		claims := s.factory.Core().V1().PersistentVolumeClaims()
+		volumes := s.factory.Core().V1().PersistentVolumes()
+		s.claims, s.volumes = claims.Lister(), volumes.Lister()
+		// A claim that binds, or a volume that appears, may let a
+		// waiting pod mount.
+		retry := cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { s.retryWaiting() },
+			UpdateFunc: func(any, any) { s.retryWaiting() },
+		}
+		for _, inf := range []cache.SharedIndexInformer{claims.Informer(), volumes.Informer()} {
+			if _, err := inf.AddEventHandler(retry); err != nil {
+				cancel()
+				s.events.Shutdown()
+				return nil, err
+			}
+		}
 	}
 	s.pods = s.factory.Core().V1().Pods().Informer()
 	if err := s.pods.AddIndexers(cache.Indexers{byNodeIndex: func(obj any) ([]string, error) {
@@ -83,6 +131,7 @@ func startNodeSimulator(ctx context.Context, client kubernetes.Interface, waitFo
 		return nil, nil
 	}}); err != nil {
 		cancel()
+		s.events.Shutdown()
 		return nil, err
 	}
 	nodeInformer := s.factory.Core().V1().Nodes()
@@ -94,6 +143,7 @@ func startNodeSimulator(ctx context.Context, client kubernetes.Interface, waitFo
 	})
 	if err != nil {
 		cancel()
+		s.events.Shutdown()
 		return nil, err
 	}
 	_, err = nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -104,6 +154,7 @@ func startNodeSimulator(ctx context.Context, client kubernetes.Interface, waitFo
 	})
 	if err != nil {
 		cancel()
+		s.events.Shutdown()
 		return nil, err
 	}
 	s.factory.Start(ctx.Done())
@@ -140,6 +191,29 @@ func (s *nodeSimulator) stop() {
 	s.queue.ShutDown()
 	s.wg.Wait()
 	s.factory.Shutdown()
+	s.events.Shutdown()
+}
+
+// retryWaiting queues the pods waiting for their mounts at once
+// (kube.ControlPlane.SyncPods, a claim or volume change).
+func (s *nodeSimulator) retryWaiting() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key := range s.waiting {
+		s.queue.Add(key)
+	}
+}
+
+// recorder is the event recorder of node's kubelet.
+func (s *nodeSimulator) recorder(node string) record.EventRecorder {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.recorders[node]
+	if !ok {
+		r = s.events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: node})
+		s.recorders[node] = r
+	}
+	return r
 }
 
 func (s *nodeSimulator) podChanged(obj any) {
@@ -169,6 +243,10 @@ func (s *nodeSimulator) podDeleted(obj any) {
 		if uid == p.UID {
 			delete(s.ips[p.Spec.NodeName], ip)
 		}
+	}
+	delete(s.mounted, p.UID)
+	if key, err := cache.MetaNamespaceKeyFunc(p); err == nil {
+		delete(s.waiting, key)
 	}
 }
 
@@ -357,6 +435,9 @@ func (s *nodeSimulator) syncPod(ctx context.Context, key string) error {
 		// !IsHostNetworkPod); the node's change to Ready requeues it.
 		return nil
 	}
+	if mounted, err := s.mountVolumes(ctx, key, p, n); !mounted {
+		return err
+	}
 	status, ok := s.runningStatus(p, n)
 	if !ok || apiequality.Semantic.DeepEqual(status, &p.Status) {
 		return nil
@@ -368,6 +449,71 @@ func (s *nodeSimulator) syncPod(ctx context.Context, key string) error {
 		return nil
 	}
 	return err
+}
+
+// mountVolumes is the kubelet's volume manager for a pod about to start
+// (pkg/kubelet/kubelet.go SyncPod: WaitForAttachAndMount before the
+// sandbox): it mounts the pod's NFS volumes (kube.PodNFSVolumes) with
+// mountNFS, once per pod, and reports whether the pod may start. While
+// a claim does not resolve, or a mount fails, the pod waits, Pending
+// with kube.MountWaitStatus, and is tried again after mountRetry or at
+// kube.ControlPlane.SyncPods; a failed mount is a Warning event
+// FailedMount with kube.NFSVolume.FailedMountMessage, recorded as the
+// kubelet records it (operation_generator.go: og.recorder.Eventf on the
+// pod).
+func (s *nodeSimulator) mountVolumes(ctx context.Context, key string, p *corev1.Pod, n *corev1.Node) (bool, error) {
+	if s.mountNFS == nil {
+		return true, nil
+	}
+	s.mu.Lock()
+	done := s.mounted[p.UID]
+	s.mu.Unlock()
+	if done {
+		return true, nil
+	}
+	vols, resolved := kube.PodNFSVolumes(p,
+		func(name string) *corev1.PersistentVolumeClaim {
+			c, _ := s.claims.PersistentVolumeClaims(p.Namespace).Get(name)
+			return c
+		},
+		func(name string) *corev1.PersistentVolume {
+			v, _ := s.volumes.Get(name)
+			return v
+		})
+	var failed error
+	if resolved {
+		for _, v := range vols {
+			if err := s.mountNFS(ctx, p.Spec.NodeName, v.Server, v.Path); err != nil {
+				if ctx.Err() != nil {
+					return false, ctx.Err()
+				}
+				s.recorder(p.Spec.NodeName).Event(p, corev1.EventTypeWarning, kube.ReasonFailedMount, v.FailedMountMessage(p.UID, err))
+				failed = err
+				break
+			}
+		}
+	}
+	s.mu.Lock()
+	if resolved && failed == nil {
+		s.mounted[p.UID] = true
+		delete(s.waiting, key)
+		s.mu.Unlock()
+		return true, nil
+	}
+	s.waiting[key] = true
+	s.mu.Unlock()
+	s.queue.AddAfter(key, mountRetry)
+	status := kube.MountWaitStatus(p, nodeIP(n), metav1.NewTime(time.Now().Truncate(time.Second)))
+	if apiequality.Semantic.DeepEqual(&status, &p.Status) {
+		return false, nil
+	}
+	p = p.DeepCopy()
+	p.Status = status
+	_, err := s.client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return false, nil // deleted, or changed: its event requeues it
+	}
+	return false, err
 }
 
 // runningStatus is the status a kubelet reports for p once its

@@ -51,6 +51,16 @@ type ControlPlaneSpec struct {
 	// FirstEtcdMember is the stacked etcd member of the first control
 	// plane: its node name and advertise address.
 	FirstEtcdMember EtcdPeer
+	// MountNFS is how the kubelet of node mounts the NFS volume
+	// server:path before it starts the containers of a pod that uses it
+	// (an inline nfs volume, or a claim bound to an NFS
+	// PersistentVolume): nil, or an error whose message is mount's
+	// output. The kubelets of both backends call it and keep such a pod
+	// Pending, ContainerCreating, with a FailedMount event, until it
+	// succeeds (kubelet_volumes.go). The World sets it to its mounter
+	// ([World.SetNFSMounter]) applied to the node's machine. Nil: the
+	// kubelets start such pods as any other.
+	MountNFS func(ctx context.Context, node, server, path string) error
 }
 
 // EtcdPeer is a control plane's stacked etcd member as kubeadm starts
@@ -70,6 +80,13 @@ type ControlPlane interface {
 	// (the model), the World runs its own at the moments kubeadm needs
 	// them.
 	RunsBootstrapControllers() bool
+	// SyncPods is the moment the kubelets retry the pods that wait for
+	// their NFS mounts ([ControlPlaneSpec.MountNFS]); [World.Sync] calls
+	// it after the Nodes are up to date. The model's kubelets act only
+	// then ([MemoryAPI.SyncPods]): it returns once they have. A real
+	// control plane's node simulator retries on its own as well; there
+	// it only hurries the retries, which land a moment later.
+	SyncPods(ctx context.Context) error
 	// Close stops the control plane; its API answers no more.
 	Close() error
 }
@@ -107,7 +124,7 @@ var _ Backend = MemoryBackend{}
 // StartControlPlane returns a [MemoryAPI] with spec's CA and networks,
 // and a one-member etcd.
 func (MemoryBackend) StartControlPlane(_ context.Context, spec ControlPlaneSpec) (ControlPlane, error) {
-	opts := MemoryOptions{CACert: spec.CACert, Now: spec.Now, ClusterCIDR: spec.PodSubnet, NodeCIDRMaskSize: spec.NodeCIDRMaskSize}
+	opts := MemoryOptions{CACert: spec.CACert, Now: spec.Now, ClusterCIDR: spec.PodSubnet, NodeCIDRMaskSize: spec.NodeCIDRMaskSize, MountNFS: spec.MountNFS}
 	cp := &memoryControlPlane{api: NewMemoryAPI(opts), etcd: &memoryEtcd{clusterID: randomUint64()}}
 	cp.etcd.add(spec.FirstEtcdMember)
 	return cp, nil
@@ -124,7 +141,8 @@ type memoryControlPlane struct {
 	etcd *memoryEtcd
 }
 
-func (c *memoryControlPlane) API() API                       { return c.api }
-func (c *memoryControlPlane) Etcd() Etcd                     { return c.etcd }
-func (c *memoryControlPlane) RunsBootstrapControllers() bool { return false }
-func (c *memoryControlPlane) Close() error                   { return nil }
+func (c *memoryControlPlane) API() API                           { return c.api }
+func (c *memoryControlPlane) Etcd() Etcd                         { return c.etcd }
+func (c *memoryControlPlane) RunsBootstrapControllers() bool     { return false }
+func (c *memoryControlPlane) SyncPods(ctx context.Context) error { return c.api.SyncPods(ctx) }
+func (c *memoryControlPlane) Close() error                       { return nil }

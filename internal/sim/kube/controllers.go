@@ -44,6 +44,7 @@ func (m *MemoryAPI) reconcileLocked() {
 		m.daemonSetsStatusLocked()
 		m.disruptionLocked()
 		m.volumesLocked()
+		m.storageProtectionLocked()
 		if m.rv == before {
 			return
 		}
@@ -666,9 +667,12 @@ func requirementHolds(r corev1.NodeSelectorRequirement, v string, has bool) bool
 // pending pod goes to the feasible node (podFitsNode) with the fewest
 // pods (standing in for the NodeResourcesFit / BalancedAllocation
 // scores), ties broken by name; it is bound and, time not passing, the
-// kubelet has it running and Ready at once. A pod no node fits gets
-// PodScheduled=False, reason Unschedulable, with the scheduler's
-// "0/N nodes are available: ..." message.
+// kubelet has it running and Ready at once (a pod with NFS volumes waits
+// for its mounts when the API has a mount function: see bindLocked). A
+// pod no node fits, or whose claims the VolumeBinding plugin's PreFilter
+// refuses (volumeBindingPreFilter), gets PodScheduled=False, reason
+// Unschedulable, with the scheduler's "0/N nodes are available: ..."
+// message.
 func (m *MemoryAPI) scheduleLocked() {
 	nodes := m.nodes()
 	load := map[string]int{}
@@ -681,6 +685,21 @@ func (m *MemoryAPI) scheduleLocked() {
 	sort.SliceStable(pods, func(i, j int) bool { return pods[i].CreationTimestamp.Before(&pods[j].CreationTimestamp) })
 	for _, p := range pods {
 		if p.Spec.NodeName != "" || !active(p) || (p.Spec.SchedulerName != "" && p.Spec.SchedulerName != corev1.DefaultSchedulerName) {
+			continue
+		}
+		if msg := m.volumeBindingPreFilterLocked(p); msg != "" {
+			// The PreFilter rejection ends the PreFilter phase
+			// (pkg/scheduler/framework/runtime/framework.go
+			// RunPreFilterPlugins), so DynamicResources, after
+			// VolumeBinding and before DefaultPreemption in the default
+			// plugins (pkg/scheduler/apis/config/v1/default_plugins.go
+			// applyDynamicResources), writes no cycle state; its
+			// PostFilter, the first, fails reading it with
+			// fwk.ErrNotFound, "not found", which RunPostFilterPlugins
+			// returns as an error and FitError.Error appends after a
+			// space. So says a real kube-scheduler 1.36.3
+			// (internal/realkube TestPersistentVolumeClaimsMountsAndProtection).
+			m.setUnschedulable(p.DeepCopy(), fmt.Sprintf("0/%d nodes are available: %s. not found", len(nodes), msg))
 			continue
 		}
 		var best *corev1.Node
@@ -715,10 +734,21 @@ func (m *MemoryAPI) markUnschedulable(p *corev1.Pod, n int, reasons map[string]i
 	if len(parts) > 0 {
 		msg += ": " + strings.Join(parts, ", ")
 	}
-	// The default preemption plugin adds its verdict
-	// (pkg/scheduler/framework/preemption: no victim would help a pod
-	// that fails filters other than resources).
-	msg += fmt.Sprintf(". preemption: 0/%d nodes are available: %d Preemption is not helpful for scheduling.", n, n)
+	m.setUnschedulable(p, msg+"."+preemptionVerdict(n))
+}
+
+// preemptionVerdict is what the default preemption plugin adds to the
+// scheduler's message (pkg/scheduler/framework/preemption: no victim
+// would help a pod that fails filters other than resources; FitError
+// appends the PostFilter message after a space,
+// pkg/scheduler/framework/types.go).
+func preemptionVerdict(n int) string {
+	return fmt.Sprintf(" preemption: 0/%d nodes are available: %d Preemption is not helpful for scheduling.", n, n)
+}
+
+// setUnschedulable sets a pod's PodScheduled condition False with
+// reason Unschedulable and msg.
+func (m *MemoryAPI) setUnschedulable(p *corev1.Pod, msg string) {
 	cond := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: msg}
 	for i, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled {
@@ -747,13 +777,29 @@ func nodeAddress(n *corev1.Node) string {
 }
 
 // bindLocked binds a pod to a node (the binding subresource,
-// pkg/registry/core/pod/storage/storage.go assignPod) and sets the
-// status the kubelet reports once its containers run
-// (pkg/kubelet/status/generate.go): Running, the conditions True,
-// hostIP, and a pod IP (the node's address for hostNetwork pods).
+// pkg/registry/core/pod/storage/storage.go assignPod) and plays the
+// node's kubelet: the pod runs at once (startPodLocked), unless the API
+// has a mount function and the pod has NFS volumes (or claims not
+// resolved yet), which wait with the status a kubelet reports before the
+// mounts ([MountWaitStatus]) until [MemoryAPI.SyncPods] mounts them.
 func (m *MemoryAPI) bindLocked(p *corev1.Pod, n *corev1.Node) {
-	now := metav1.NewTime(m.now().Truncate(1e9))
 	p.Spec.NodeName = n.Name
+	if m.mountNFS != nil && hasNFSVolumes(p) {
+		if vols, ok := m.podNFSVolumesLocked(p); !ok || len(vols) > 0 {
+			p.Status = MountWaitStatus(p, nodeAddress(n), metav1.NewTime(m.now().Truncate(1e9)))
+			m.put(p)
+			return
+		}
+	}
+	m.startPodLocked(p, n)
+}
+
+// startPodLocked sets the status the kubelet reports once a bound pod's
+// containers run (pkg/kubelet/status/generate.go): Running, the
+// conditions True, hostIP, and a pod IP (the node's address for
+// hostNetwork pods).
+func (m *MemoryAPI) startPodLocked(p *corev1.Pod, n *corev1.Node) {
+	now := metav1.NewTime(m.now().Truncate(1e9))
 	p.Status.Phase = corev1.PodRunning
 	p.Status.HostIP = nodeAddress(n)
 	if p.Status.HostIP != "" {

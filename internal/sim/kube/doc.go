@@ -10,5 +10,15 @@
 // same scenarios. What the in-memory model decides on its own (scheduling,
 // evictions and PodDisruptionBudgets, the token controller, node
 // readiness, pod addresses from the node's podCIDR or from Calico's IPAM
-// blocks, [CalicoIPAM]) cites the upstream source it models.
+// blocks, [CalicoIPAM], static PersistentVolumes with their binding and
+// their protection finalizers) cites the upstream source it models.
+//
+// NFS volumes are mounted by the kubelet of the pod's node before the
+// pod starts, through the one seam the simulated cloud fills:
+// [World.SetNFSMounter] gives the world the mount of its machines, which
+// reaches both backends' kubelets as [ControlPlaneSpec.MountNFS]. A pod
+// whose mount fails is bound, Pending, ContainerCreating, with the
+// kubelet's FailedMount event ([NFSVolume.FailedMountMessage],
+// [MountWaitStatus]), and starts once a retry mounts: the model's
+// kubelets retry at each [World.Sync] ([ControlPlane.SyncPods]).
 package kube

@@ -470,6 +470,7 @@ func (r *kubeadmRun) writeControlPlane(pl *initPlan) (*Cluster, error) {
 		Name: pl.name, CACert: ca.CertPEM, CAKey: ca.KeyPEM,
 		ServiceAccountKey: c.saKey, ServiceAccountPub: c.saPub,
 		Now: r.w.now, FirstEtcdMember: EtcdPeer{Name: pl.name, Address: pl.address},
+		MountNFS: r.w.kubeletMountNFS(c),
 	}
 	if p, err := netip.ParsePrefix(firstCIDR(pl.cluster.Networking.ServiceSubnet)); err == nil {
 		spec.ServiceSubnet = p

@@ -160,6 +160,7 @@ var (
 	boolFlags = map[string]bool{
 		"all-namespaces": true, "force": true, "ignore-daemonsets": true, "delete-emptydir-data": true,
 		"ignore-not-found": true, "client": true, "stdin": true, "tty": true, "quiet": true, "overwrite": true,
+		"wait": true,
 	}
 	shorthands = map[string]string{
 		"n": "namespace", "o": "output", "f": "filename", "A": "all-namespaces", "l": "selector",
@@ -449,6 +450,7 @@ var resourceTypes = func() map[string]schema.GroupVersionKind {
 	add(KindPersistentVolume, "persistentvolumes", "persistentvolume", "pv")
 	add(KindPersistentVolumeClaim, "persistentvolumeclaims", "persistentvolumeclaim", "pvc")
 	add(KindPodDisruptionBudget, "poddisruptionbudgets", "poddisruptionbudget", "pdb", "poddisruptionbudgets.policy")
+	add(KindEvent, "events", "event", "ev")
 	add(KindClusterRole, "clusterroles", "clusterrole", "clusterroles.rbac.authorization.k8s.io")
 	add(KindClusterRoleBinding, "clusterrolebindings", "clusterrolebinding", "clusterrolebindings.rbac.authorization.k8s.io")
 	add(KindRole, "roles", "role", "roles.rbac.authorization.k8s.io")

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -672,30 +673,33 @@ func splitLines(s string) []string {
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }
 
-// deleteManifest is `kubectl delete -f FILE [--ignore-not-found]`.
-func (s *session) deleteManifest(file string) int {
+// deleteManifest is `kubectl delete -f FILE [--ignore-not-found]`, which
+// waits as delete does.
+func (s *session) deleteManifest(file string, timeout time.Duration) int {
 	source, objs, err := s.readManifest(file)
 	if err != nil {
 		return s.fail(err)
 	}
 	code := 0
+	var deleted []deletedObject
 	for _, mo := range objs {
 		u, err := s.prepare(source, mo)
 		if err != nil {
 			code = s.fail(err)
 			continue
 		}
-		err = s.can("delete", mo.gvk, u.GetNamespace(), u.GetName())
-		if err == nil {
-			err = s.api.Delete(s.ctx, mo.gvk, u.GetNamespace(), u.GetName())
-		}
+		d, err := s.deleteOne(mo.gvk, u.GetNamespace(), u.GetName())
 		switch {
 		case err == nil:
 			s.out("%s %q deleted\n", kindString(mo.gvk), u.GetName())
+			deleted = append(deleted, d)
 		case apierrors.IsNotFound(err) && s.on("ignore-not-found"):
 		default:
 			code = s.fail(withSource("deleting", source, err))
 		}
 	}
-	return code
+	if code != 0 {
+		return code
+	}
+	return s.waitDeleted(deleted, timeout)
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/yaml"
 )
@@ -53,12 +54,14 @@ type fieldFilter []struct {
 }
 
 // supportedFields are the field labels the API server accepts per kind
-// (pkg/registry/core/pod/strategy.go ToSelectableFields, node and secret
-// strategies; metadata.name and metadata.namespace everywhere).
+// (pkg/registry/core/pod/strategy.go ToSelectableFields, node, secret
+// and event strategies; metadata.name and metadata.namespace everywhere).
 var supportedFields = map[string][]string{
 	"Pod":    {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "status.phase", "status.podIP", "status.nominatedNodeName"},
 	"Node":   {"spec.unschedulable"},
 	"Secret": {"type"},
+	"Event": {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion",
+		"involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"},
 }
 
 func parseFieldSelector(gvk schema.GroupVersionKind, sel string) (fieldFilter, error) {
@@ -117,6 +120,18 @@ func (f fieldFilter) matches(obj Object) bool {
 				got = fmt.Sprint(o.Spec.Unschedulable)
 			case *corev1.Secret:
 				got = string(o.Type)
+			case *corev1.Event:
+				r := o.InvolvedObject
+				source := o.Source.Component
+				if source == "" {
+					source = o.ReportingController
+				}
+				got = map[string]string{
+					"involvedObject.kind": r.Kind, "involvedObject.namespace": r.Namespace, "involvedObject.name": r.Name,
+					"involvedObject.uid": string(r.UID), "involvedObject.apiVersion": r.APIVersion,
+					"involvedObject.resourceVersion": r.ResourceVersion, "involvedObject.fieldPath": r.FieldPath,
+					"reason": o.Reason, "reportingComponent": o.ReportingController, "source": source, "type": o.Type,
+				}[t.key]
 			}
 		}
 		if (got == t.val) == t.neg {
@@ -316,11 +331,27 @@ func (s *session) table(gvk schema.GroupVersionKind, objs []Object, withNS bool)
 					ready++
 				}
 			}
-			status := string(p.Status.Phase)
-			if p.DeletionTimestamp != nil {
-				status = "Terminating"
+			fmt.Fprintf(w, "%s%s\t%d/%d\t%s\t0\t%s\n", prefix(o), p.Name, ready, len(p.Spec.Containers), podStatusColumn(p), age(o))
+		}
+	case "Event":
+		// printEvent: LAST SEEN (lastTimestamp, else firstTimestamp),
+		// TYPE, REASON, OBJECT (kind/name), MESSAGE (trimmed).
+		fmt.Fprintln(w, header+"LAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE")
+		for _, o := range objs {
+			e := o.(*corev1.Event)
+			seen := e.LastTimestamp
+			if seen.IsZero() {
+				seen = e.FirstTimestamp
 			}
-			fmt.Fprintf(w, "%s%s\t%d/%d\t%s\t0\t%s\n", prefix(o), p.Name, ready, len(p.Spec.Containers), status, age(o))
+			last := "<unknown>"
+			if !seen.IsZero() {
+				last = duration.HumanDuration(time.Since(seen.Time))
+			}
+			target := strings.ToLower(e.InvolvedObject.Kind)
+			if e.InvolvedObject.Name != "" {
+				target += "/" + e.InvolvedObject.Name
+			}
+			fmt.Fprintf(w, "%s%s\t%s\t%s\t%s\t%s\n", prefix(o), last, e.Type, e.Reason, target, strings.TrimSpace(e.Message))
 		}
 	default:
 		fmt.Fprintln(w, header+"NAME\tAGE")
@@ -328,6 +359,46 @@ func (s *session) table(gvk schema.GroupVersionKind, objs []Object, withNS bool)
 			fmt.Fprintf(w, "%s%s\t%s\n", prefix(o), o.GetName(), age(o))
 		}
 	}
+}
+
+// podStatusColumn is the STATUS column of a pod (printers.go printPod):
+// the phase, or status.reason; the first init container not done
+// ("Init:REASON" when it waits for another reason than PodInitializing,
+// else "Init:I/N"); otherwise the reason a container waits for
+// (ContainerCreating) or terminated with; "Terminating" once deleted.
+func podStatusColumn(p *corev1.Pod) string {
+	reason := string(p.Status.Phase)
+	if p.Status.Reason != "" {
+		reason = p.Status.Reason
+	}
+	initializing := false
+	for i, c := range p.Status.InitContainerStatuses {
+		switch {
+		case c.State.Terminated != nil && c.State.Terminated.ExitCode == 0:
+			continue
+		case c.State.Waiting != nil && c.State.Waiting.Reason != "" && c.State.Waiting.Reason != reasonPodInitializing:
+			reason = "Init:" + c.State.Waiting.Reason
+		default:
+			reason = fmt.Sprintf("Init:%d/%d", i, len(p.Spec.InitContainers))
+		}
+		initializing = true
+		break
+	}
+	if !initializing {
+		for i := len(p.Status.ContainerStatuses) - 1; i >= 0; i-- {
+			c := p.Status.ContainerStatuses[i]
+			switch {
+			case c.State.Waiting != nil && c.State.Waiting.Reason != "":
+				reason = c.State.Waiting.Reason
+			case c.State.Terminated != nil && c.State.Terminated.Reason != "":
+				reason = c.State.Terminated.Reason
+			}
+		}
+	}
+	if p.DeletionTimestamp != nil {
+		reason = "Terminating"
+	}
+	return reason
 }
 
 // cordon is `kubectl cordon|uncordon NODE...` (cmd/drain/drain.go
@@ -397,12 +468,18 @@ func (s *session) setUnschedulable(name string, desired bool) (*corev1.Node, err
 // (cmd/apply/patcher.go maxPatchRetry).
 const maxPatchRetry = 5
 
-// delete is `kubectl delete TYPE NAME... [--ignore-not-found]` and
-// `kubectl delete -f - [--ignore-not-found]` (cmd/delete/delete.go:
-// prints `KIND "NAME" deleted`).
+// delete is `kubectl delete TYPE NAME... [--ignore-not-found]
+// [--wait=false] [--timeout=D]` and `kubectl delete -f - ...`
+// (cmd/delete/delete.go: prints `KIND "NAME" deleted` once the API
+// server accepted the deletion, then waits, see waitDeleted).
 func (s *session) delete() int {
+	timeout, err := s.timeoutFlag(0)
+	if err != nil {
+		s.errOut("error: %v\nSee 'kubectl %s --help' for usage.\n", err, s.cmd)
+		return 1
+	}
 	if f, ok := s.flag("filename"); ok {
-		return s.deleteManifest(f)
+		return s.deleteManifest(f, timeout)
 	}
 	if len(s.args) < 2 {
 		if len(s.args) == 1 && strings.Contains(s.args[0], "/") {
@@ -423,18 +500,87 @@ func (s *session) delete() int {
 		ns = ""
 	}
 	code := 0
+	var deleted []deletedObject
 	for _, name := range s.args[1:] {
-		err := s.can("delete", gvk, ns, name)
-		if err == nil {
-			err = s.api.Delete(s.ctx, gvk, ns, name)
-		}
+		d, err := s.deleteOne(gvk, ns, name)
 		switch {
 		case err == nil:
 			s.out("%s %q deleted\n", kindString(gvk), name)
+			deleted = append(deleted, d)
 		case apierrors.IsNotFound(err) && s.on("ignore-not-found"):
 		default:
 			code = s.fail(err)
 		}
 	}
-	return code
+	if code != 0 {
+		return code
+	}
+	return s.waitDeleted(deleted, timeout)
+}
+
+// deletedObject is an object kubectl delete waits for.
+type deletedObject struct {
+	gvk       schema.GroupVersionKind
+	namespace string
+	name      string
+	uid       types.UID
+}
+
+// deleteOne deletes an object, after the authorization check, and
+// returns what waitDeleted waits for (kubectl takes the uid from the
+// DELETE's response; here it is read just before).
+func (s *session) deleteOne(gvk schema.GroupVersionKind, ns, name string) (deletedObject, error) {
+	d := deletedObject{gvk: gvk, namespace: ns, name: name}
+	if err := s.can("delete", gvk, ns, name); err != nil {
+		return d, err
+	}
+	if o, err := s.api.Get(s.ctx, gvk, ns, name); err == nil {
+		d.uid = o.GetUID()
+	}
+	return d, s.api.Delete(s.ctx, gvk, ns, name)
+}
+
+// deleteWaitPoll is how often the waiting kubectl delete looks again at
+// an object held by a finalizer (real kubectl watches it).
+const deleteWaitPoll = 100 * time.Millisecond
+
+// waitDeleted is kubectl delete's --wait (true by default): unless
+// --wait=false, it waits until each deleted object is gone or replaced by
+// one of another uid (cmd/delete/delete.go RunDelete: cmdwait.IsDeleted,
+// cmd/wait/delete.go). An object a finalizer holds (a Bound
+// PersistentVolume's kubernetes.io/pv-protection, a claim a pod uses)
+// stays until someone releases it. With --timeout=0 (the default, which
+// kubectl makes a week) kubectl waits for that, or until its process
+// ends (ctx: the SSH session closed); with a timeout it fails at once
+// with "error: timed out waiting for the condition on RESOURCE/NAME",
+// exit 1: nothing in the simulation changes while time passes, so what
+// holds the object now would hold it when the timeout expired (as
+// `kubectl drain` with a timeout does here).
+func (s *session) waitDeleted(objs []deletedObject, timeout time.Duration) int {
+	if v, ok := s.flag("wait"); ok && v == "false" {
+		return 0
+	}
+	for _, d := range objs {
+		for {
+			cur, err := s.api.Get(s.ctx, d.gvk, d.namespace, d.name)
+			if apierrors.IsNotFound(err) || (err == nil && d.uid != "" && cur.GetUID() != d.uid) {
+				break
+			}
+			if err != nil {
+				return s.fail(err)
+			}
+			if timeout > 0 {
+				// cmd/wait/condition.go extendErrWaitTimeout of
+				// wait.ErrorInterrupted: "timed out waiting for the
+				// condition".
+				return s.fail(fmt.Errorf("timed out waiting for the condition on %s/%s", Resource(d.gvk).Resource, d.name))
+			}
+			select {
+			case <-s.ctx.Done():
+				return s.fail(s.ctx.Err())
+			case <-time.After(deleteWaitPoll):
+			}
+		}
+	}
+	return 0
 }

@@ -42,7 +42,12 @@ import (
 //     posting node status.", the node lifecycle controller's
 //     pkg/controller/nodelifecycle/node_lifecycle_controller.go); the
 //     not-ready and unreachable taints are the API side's (MemoryAPI's
-//     node lifecycle pass).
+//     node lifecycle pass);
+//   - then, once per cluster, the kubelets retry the pods that wait for
+//     their NFS mounts ([ControlPlane.SyncPods]): each mount goes through
+//     the world's mounter ([World.SetNFSMounter]) on the node's machine,
+//     so a pod whose node lacked nfs-common starts at the first sync
+//     after it was installed.
 //
 // The outcome depends only on the machines' state at the sync, not on
 // timing, so tests are deterministic.
@@ -72,7 +77,10 @@ func (w *World) syncCluster(ctx context.Context, c *Cluster) error {
 			return err
 		}
 	}
-	return nil
+	if c.cp == nil {
+		return nil
+	}
+	return c.cp.SyncPods(ctx)
 }
 
 // kubeletRunning reports whether m's kubelet runs with a cluster

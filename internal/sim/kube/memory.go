@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Kinds of the objects [MemoryAPI] models with behaviour (the others are
@@ -57,6 +59,8 @@ var (
 	KindReplicaSet = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
 	// KindDaemonSet is apps/v1 DaemonSet.
 	KindDaemonSet = appsv1.SchemeGroupVersion.WithKind("DaemonSet")
+	// KindEvent is core/v1 Event.
+	KindEvent = corev1.SchemeGroupVersion.WithKind("Event")
 )
 
 // clusterScoped are the kinds without a namespace, as the API server's
@@ -125,6 +129,12 @@ type MemoryOptions struct {
 	// NodeCIDRMaskSize is the size of each node's subnet
 	// (--node-cidr-mask-size: 24 for IPv4 and 64 for IPv6 when 0).
 	NodeCIDRMaskSize int
+	// MountNFS is how the kubelet of a node mounts an NFS volume
+	// (server:path) before it starts the containers of a pod using it
+	// ([ControlPlaneSpec.MountNFS]). When set, a pod with NFS volumes is
+	// bound and waits, ContainerCreating, until [MemoryAPI.SyncPods]
+	// mounts them; when nil, such a pod runs at once, as every other pod.
+	MountNFS func(ctx context.Context, node, server, path string) error
 }
 
 // MemoryAPI is an in-memory [API]: a kube-apiserver with its storage and
@@ -158,10 +168,26 @@ type MemoryOptions struct {
 // IPAM ([MemoryOptions.ClusterCIDR]); the service account controller and
 // the root CA publisher of every namespace; the token controller and the
 // bootstrap token cleaner; the disruption controller (PodDisruptionBudget
-// status); the persistent volume controller for static volumes. The
-// ServiceAccount admission plugin checks new pods. Pod deletion is
-// graceful: immediate unless the pod's node reports Ready Unknown (its
-// kubelet stopped), where the pod stays Terminating.
+// status); the persistent volume controller for static volumes and the
+// pv-protection and pvc-protection controllers (controllers_volume.go).
+// The ServiceAccount admission plugin checks new pods; the
+// StorageObjectInUseProtection plugin gives PersistentVolumes and claims
+// their protection finalizers. Pod deletion is graceful: immediate unless
+// the pod's node reports Ready Unknown (its kubelet stopped), where the
+// pod stays Terminating.
+//
+// Finalizers hold a deletion as the API server's generic store does
+// (k8s.io/apiserver/pkg/registry/generic/registry/store.go): deleting an
+// object with finalizers sets its deletionTimestamp (and
+// deletionGracePeriodSeconds 0) and keeps it; the update that removes
+// its last finalizer deletes it (ShouldDeleteDuringUpdate); an update
+// may not add a finalizer to an object being deleted. The garbage
+// collector's deletions go the same way; a namespace's deletion removes
+// its content at once.
+//
+// The kubelets' part of a pod: a bound pod runs at once, except one with
+// NFS volumes when [MemoryOptions.MountNFS] is set, which waits for
+// [MemoryAPI.SyncPods] (kubelet_volumes.go).
 //
 // A cluster has a pod network on a node once a DaemonSet mounting the
 // hostPath /etc/cni/net.d has a pod there: see [PodNetworkReady].
@@ -169,7 +195,8 @@ type MemoryOptions struct {
 // Not modelled: watches, patches and subresources other than eviction
 // (Update writes status too), field managers, Services and their
 // endpoints, Jobs, StatefulSets, graceful deletion periods (time does not
-// pass), finalizers, admission beyond service accounts.
+// pass), the garbage collector's foreground and orphan finalizers,
+// admission beyond service accounts and storage protection.
 //
 // MemoryAPI is safe for concurrent use.
 type MemoryAPI struct {
@@ -178,6 +205,7 @@ type MemoryAPI struct {
 	now          func() time.Time
 	clusterCIDR  netip.Prefix
 	nodeMaskSize int
+	mountNFS     func(ctx context.Context, node, server, path string) error
 
 	mu   sync.Mutex
 	rng  *rand.Rand
@@ -196,11 +224,12 @@ func NewMemoryAPI(o MemoryOptions) *MemoryAPI {
 		now = time.Now
 	}
 	m := &MemoryAPI{
-		scheme: NewScheme(),
-		caCert: append([]byte(nil), o.CACert...),
-		now:    now,
-		rng:    rand.New(rand.NewPCG(o.Seed, 0x6d676d746b6974)),
-		objs:   map[schema.GroupVersionKind]map[string]Object{},
+		scheme:   NewScheme(),
+		caCert:   append([]byte(nil), o.CACert...),
+		now:      now,
+		rng:      rand.New(rand.NewPCG(o.Seed, 0x6d676d746b6974)),
+		objs:     map[schema.GroupVersionKind]map[string]Object{},
+		mountNFS: o.MountNFS,
 	}
 	if o.ClusterCIDR.IsValid() {
 		m.clusterCIDR = o.ClusterCIDR.Masked()
@@ -354,6 +383,7 @@ func (m *MemoryAPI) createLocked(in Object) (Object, error) {
 			return nil, err
 		}
 	}
+	admitStorageProtection(obj)
 	k := key(obj.GetNamespace(), obj.GetName())
 	if _, ok := m.objs[gvk][k]; ok {
 		return nil, apierrors.NewAlreadyExists(Resource(gvk), obj.GetName())
@@ -517,16 +547,44 @@ func (m *MemoryAPI) updateLocked(in Object) (Object, error) {
 	obj.SetUID(old.GetUID())
 	obj.SetCreationTimestamp(old.GetCreationTimestamp())
 	obj.SetDeletionTimestamp(old.GetDeletionTimestamp())
+	obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
 	obj.SetGeneration(old.GetGeneration())
 	obj.SetResourceVersion(old.GetResourceVersion())
 	m.defaultLocked(obj)
 	if apiequality.Semantic.DeepEqual(obj, old) {
 		return old, nil
 	}
+	if old.GetDeletionTimestamp() != nil {
+		// apimachinery/pkg/api/validation/objectmeta.go
+		// ValidateNoNewFinalizers, from ValidateObjectMetaUpdate.
+		if extra := newFinalizers(old.GetFinalizers(), obj.GetFinalizers()); len(extra) > 0 {
+			return nil, apierrors.NewInvalid(gvk.GroupKind(), obj.GetName(), field.ErrorList{field.Forbidden(field.NewPath("metadata", "finalizers"),
+				fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %#v", extra))})
+		}
+		// store.go ShouldDeleteDuringUpdate: the last finalizer of an
+		// object being deleted without a grace period is gone.
+		if g := old.GetDeletionGracePeriodSeconds(); len(obj.GetFinalizers()) == 0 && (g == nil || *g == 0) {
+			m.removeLocked(gvk, obj.GetNamespace(), obj.GetName())
+			obj.SetResourceVersion(fmt.Sprint(m.rv))
+			return obj, nil
+		}
+	}
 	if specChanged(old, obj) {
 		obj.SetGeneration(old.GetGeneration() + 1)
 	}
 	return m.storeLocked(gvk, obj), nil
+}
+
+// newFinalizers returns the finalizers of next not in prev, sorted.
+func newFinalizers(prev, next []string) []string {
+	var extra []string
+	for _, f := range next {
+		if !slices.Contains(prev, f) && !slices.Contains(extra, f) {
+			extra = append(extra, f)
+		}
+	}
+	slices.Sort(extra)
+	return extra
 }
 
 // specChanged reports whether anything but metadata and status differs,
@@ -560,12 +618,44 @@ func (m *MemoryAPI) Delete(_ context.Context, gvk schema.GroupVersionKind, names
 	return nil
 }
 
+// deleteLocked deletes an object, or marks it as being deleted while it
+// has finalizers (store.go Delete: updateForGracefulDeletionAndFinalizers
+// and markAsDeleting set the deletionTimestamp, a grace period of 0, and
+// bump the generation once).
 func (m *MemoryAPI) deleteLocked(gvk schema.GroupVersionKind, namespace, name string) error {
-	k := key(namespace, name)
-	if _, ok := m.objs[gvk][k]; !ok {
+	o, ok := m.objs[gvk][key(namespace, name)]
+	if !ok {
 		return apierrors.NewNotFound(Resource(gvk), name)
 	}
-	delete(m.objs[gvk], k)
+	if len(o.GetFinalizers()) > 0 {
+		m.markDeletingLocked(gvk, o)
+		return nil
+	}
+	m.removeLocked(gvk, namespace, name)
+	return nil
+}
+
+// markDeletingLocked stores a copy of o with a deletionTimestamp, unless
+// it has one.
+func (m *MemoryAPI) markDeletingLocked(gvk schema.GroupVersionKind, o Object) {
+	if o.GetDeletionTimestamp() != nil {
+		return
+	}
+	c := o.DeepCopyObject().(Object)
+	now := metav1.NewTime(m.now().Truncate(time.Second))
+	zero := int64(0)
+	c.SetDeletionTimestamp(&now)
+	c.SetDeletionGracePeriodSeconds(&zero)
+	if c.GetGeneration() > 0 {
+		c.SetGeneration(c.GetGeneration() + 1)
+	}
+	m.storeLocked(gvk, c)
+}
+
+// removeLocked removes a stored object, what a namespace holds with it,
+// and what the garbage collector deletes after it.
+func (m *MemoryAPI) removeLocked(gvk schema.GroupVersionKind, namespace, name string) {
+	delete(m.objs[gvk], key(namespace, name))
 	m.rv++
 	if gvk == KindNamespace {
 		// pkg/controller/namespace/deletion/namespaced_resources_deleter.go:
@@ -579,14 +669,14 @@ func (m *MemoryAPI) deleteLocked(gvk schema.GroupVersionKind, namespace, name st
 		}
 	}
 	m.collectGarbageLocked()
-	return nil
 }
 
 // collectGarbageLocked deletes the objects all of whose owners are gone,
 // repeatedly, as the garbage collector does with background propagation
 // (pkg/controller/garbagecollector/garbagecollector.go: attemptToDeleteItem
 // deletes an object whose owners are all absent; a namespaced owner is
-// looked up in the dependent's namespace).
+// looked up in the dependent's namespace); one with finalizers is marked
+// as being deleted and stays until they are removed.
 func (m *MemoryAPI) collectGarbageLocked() {
 	for {
 		uids := map[types.UID]bool{}
@@ -596,7 +686,7 @@ func (m *MemoryAPI) collectGarbageLocked() {
 			}
 		}
 		removed := false
-		for _, objs := range m.objs {
+		for gvk, objs := range m.objs {
 			for k, o := range objs {
 				refs := o.GetOwnerReferences()
 				if len(refs) == 0 {
@@ -609,7 +699,11 @@ func (m *MemoryAPI) collectGarbageLocked() {
 						break
 					}
 				}
-				if !alive {
+				switch {
+				case alive:
+				case len(o.GetFinalizers()) > 0:
+					m.markDeletingLocked(gvk, o)
+				default:
 					delete(objs, k)
 					removed = true
 				}

@@ -69,6 +69,7 @@ type World struct {
 	lbs      map[*ubuntu.Machine]bool // machines whose haproxy or keepalived ran
 	warnings []string
 	clock    func() time.Time
+	mountNFS func(ctx context.Context, client *ubuntu.Machine, server, path string) error
 
 	// syncMu serialises [World.Sync]: kubelets of concurrent joins and
 	// kubectl calls must not register the same Node twice.
@@ -128,6 +129,51 @@ func (w *World) SetClock(now func() time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.clock = now
+}
+
+// SetNFSMounter sets how a node's machine mounts an NFS volume for its
+// kubelet: mount(ctx, client, server, path) mounts server:path on the
+// machine client (the simulated cloud's mount.nfs: the client needs
+// nfs-common, the server must export path to the client's address) and
+// returns nil, or an error whose message is mount's output ("mount:
+// ...: bad option; for several filesystems (e.g. nfs, cifs) you might
+// need a /sbin/mount.<type> helper program.", "mount.nfs: access denied
+// by server while mounting ..."). The kubelets of both backends call it
+// before they start a pod with NFS volumes ([ControlPlaneSpec.MountNFS]);
+// a pod whose mount fails stays Pending, ContainerCreating, with a
+// FailedMount event, and starts once a later attempt succeeds (the
+// model's at the next [World.Sync]). Without a mounter (the default, or
+// nil) every NFS mount succeeds. It may be called at any time: each
+// mount reads the mounter of the moment.
+func (w *World) SetNFSMounter(mount func(ctx context.Context, client *ubuntu.Machine, server, path string) error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.mountNFS = mount
+}
+
+// kubeletMountNFS is the [ControlPlaneSpec.MountNFS] of cluster c: the
+// world's mounter applied to the machine whose kubelet is node (a member
+// of c that is not gone). A node no machine of the world runs cannot
+// mount.
+func (w *World) kubeletMountNFS(c *Cluster) func(ctx context.Context, node, server, path string) error {
+	return func(ctx context.Context, node, server, path string) error {
+		w.mu.Lock()
+		mount := w.mountNFS
+		var client *ubuntu.Machine
+		for m, mb := range w.members {
+			if mb.cluster == c && mb.node == node && !mb.gone {
+				client = m
+			}
+		}
+		w.mu.Unlock()
+		if mount == nil {
+			return nil
+		}
+		if client == nil {
+			return fmt.Errorf("no machine runs the kubelet of node %q", node)
+		}
+		return mount(ctx, client, server, path)
+	}
 }
 
 // now is the world's time.
