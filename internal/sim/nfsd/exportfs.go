@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"net/netip"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -50,11 +51,16 @@ func secinfoMask(view *sshtest.UserFS) int {
 	if err != nil {
 		return oldSecinfoFlags
 	}
-	var all, sec int
-	if n, _ := fmt.Sscanf(string(data), "%x %x", &all, &sec); n != 2 {
+	// sscanf(buf, "%x %x", ...): hexadecimal, with or without 0x.
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
 		return oldSecinfoFlags
 	}
-	return sec
+	sec, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(f[1], "0x"), "0X"), 16, 32)
+	if err != nil {
+		return oldSecinfoFlags
+	}
+	return int(sec)
 }
 
 // realpath is realpath(3) as the caller: the path with links resolved
