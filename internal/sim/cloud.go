@@ -37,7 +37,7 @@ type Options struct {
 	// [ubuntu.DefaultCatalog]. The cloud adds the container packages of
 	// [containers.AddPackages] (docker.io, containerd, cri-tools, cri-o,
 	// curl), the Kubernetes packages and the NFS packages of
-	// [nfsd.AddPackages] (nfs-kernel-server, and an nfs-common whose
+	// internal/sim/nfsd (nfs-kernel-server, and an nfs-common whose
 	// mount.nfs works), bound to its network, to every catalog it returns.
 	Catalog func() *ubuntu.Catalog
 	// Setup, when set, runs on every new host after the base Ubuntu
