@@ -555,9 +555,20 @@ func parseOptions(cp string, present bool, e *entry, log *logger, fname string, 
 }
 
 // parseCUlong parses a number as strtoul(s, &end, 0) does when it must
-// consume all of s: decimal, 0x hexadecimal or 0 octal.
+// consume all of s: decimal, 0x hexadecimal or 0 octal (no underscores or
+// 0b/0o prefixes, which Go's base 0 would take).
 func parseCUlong(s string) (uint64, error) {
-	return strconv.ParseUint(s, 0, 32)
+	base, digits := 10, s
+	switch {
+	case len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X"):
+		base, digits = 16, s[2:]
+	case len(s) > 1 && s[0] == '0':
+		base, digits = 8, s[1:]
+	}
+	if strings.ContainsAny(digits, "_+-") {
+		return 0, strconv.ErrSyntax
+	}
+	return strconv.ParseUint(digits, base, 64)
 }
 
 // validUUID is valid_uuid: 32 hex digits, anything else ignored.

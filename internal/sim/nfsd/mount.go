@@ -371,7 +371,8 @@ func mountNFSTool(net Network) ubuntu.Tool {
 			return exFail
 		}
 		if _, err := Resolve(net, m, addr, exportPath); err != nil {
-			fmt.Fprintln(p.Stderr, strings.ReplaceAll(err.Error(), addr+":"+exportPath, spec))
+			msg := strings.ReplaceAll(err.Error(), addr+":"+exportPath, spec)
+			fmt.Fprintln(p.Stderr, p.Name()+strings.TrimPrefix(msg, "mount.nfs")) // progname: mount.nfs4 for nfs4
 			return exFail
 		}
 		if fake {

@@ -260,6 +260,7 @@ func TestMountNFSProgram(t *testing.T) {
 	wantRun(t, "NFSv3, read-only", c, "mount -t nfs -o vers=3,ro 10.0.0.5:/srv/a /mnt/b && findmnt -n -o FSTYPE,OPTIONS /mnt/b && umount /mnt/b", "nfs ro,relatime,vers=3,rsize=1048576,wsize=1048576,namlen=255,hard,proto=tcp,timeo=600,retrans=2,sec=sys,mountaddr=10.0.0.5,mountvers=3,mountport=20048,mountproto=udp,local_lock=none,addr=10.0.0.5\n", "", 0)
 	wantRun(t, "a bad option", c, "mount -t nfs -o bogus 10.0.0.5:/srv/a /mnt/a", "", "mount.nfs: an incorrect mount option was specified\n", 32)
 	wantRun(t, "access denied", c, "mount -t nfs 10.0.0.5:/srv/b /mnt/a", "", "mount.nfs: access denied by server while mounting 10.0.0.5:/srv/b\n", 32)
+	wantRun(t, "as mount.nfs4", c, "mount -t nfs4 10.0.0.5:/srv/b /mnt/a", "", "mount.nfs4: access denied by server while mounting 10.0.0.5:/srv/b\n", 32)
 	wantRun(t, "not host:dir", c, "mount.nfs /srv/a /mnt/a", "", "mount.nfs: remote share not in 'host:dir' format\n", 32)
 	wantRun(t, "a missing mount point", c, "mount.nfs 10.0.0.5:/srv/a /mnt/nosuch", "", "mount.nfs: mount point /mnt/nosuch does not exist\n", 1)
 	wantRun(t, "a file as mount point", c, "mount.nfs 10.0.0.5:/srv/a /mnt/file", "", "mount.nfs: mount point /mnt/file is not a directory\n", 1)
