@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/netip"
 	"path"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
@@ -94,7 +96,7 @@ func (x *Export) Squash(uid, gid int) (int, int) {
 // The file is the server's: its owner is the mapped identity.
 func (x *Export) WriteFile(name string, data []byte, uid, gid int) error {
 	if x.ReadOnly {
-		return &MountError{Status: 1, Output: path.Join(x.Path, name) + ": Read-only file system"}
+		return &fs.PathError{Op: "open", Path: path.Join(x.Path, name), Err: syscall.EROFS}
 	}
 	u, g := x.Squash(uid, gid)
 	view := x.Server.Server().FS().As(sshtest.Cred{UID: u, GID: g}, "/")

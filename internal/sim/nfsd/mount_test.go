@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"golang.org/x/crypto/ssh"
@@ -195,6 +196,9 @@ func TestResolveMatchesClients(t *testing.T) {
 	x, err := Mount(ctx, n, c.Machine, s.addr, "/srv/a", "/mnt")
 	if err != nil || !x.ReadOnly || x.Client != "10.0.0.0/24" || x.Root != "/srv/a" {
 		t.Errorf("a client of the subnetwork: %+v, %v", x, err)
+	}
+	if err := x.WriteFile("f", nil, 0, 0); !errors.Is(err, syscall.EROFS) {
+		t.Errorf("a write through a ro export: %v", err)
 	}
 	if x, err := Mount(ctx, n, other.Machine, s.addr, "/srv/a", "/mnt"); err != nil || x.ReadOnly || x.Client != "*" {
 		t.Errorf("a client of the world: %+v, %v", x, err)
