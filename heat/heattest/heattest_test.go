@@ -837,6 +837,20 @@ func TestReplaceServer(t *testing.T) {
 	if vol["server_id"] != sid || vol["attachment_id"] == oldVol["attachment_id"] || vol["device"] != "/dev/vdb" {
 		t.Errorf("volume attachment after heal %v (before %v)", vol, oldVol)
 	}
+
+	// A heal that re-creates the volume: a new volume, attached to the
+	// same server and device; attachments and attachments_list agree.
+	oldVolID, newVolID := top.ReplaceVolume("storage_server_volume")
+	res := getResource(t, c, top, "storage_server_volume")
+	if oldVolID != oldVol["volume_id"] || newVolID == oldVolID || res.PhysicalID != newVolID || res.Status != "CREATE_COMPLETE" {
+		t.Errorf("ReplaceVolume: %s -> %s, resource %s %s", oldVolID, newVolID, res.PhysicalID, res.Status)
+	}
+	for _, key := range []string{"attachments", "attachments_list"} {
+		att := res.Attributes[key].([]any)[0].(map[string]any)
+		if att["volume_id"] != newVolID || att["server_id"] != sid || att["device"] != "/dev/vdb" || att["attachment_id"] == vol["attachment_id"] {
+			t.Errorf("%s after ReplaceVolume: %v", key, att)
+		}
+	}
 }
 
 func TestSetFixedIPsAndStatus(t *testing.T) {

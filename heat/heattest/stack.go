@@ -389,6 +389,27 @@ func (st *Stack) AddVolume(name, server, device string, sizeGB int) *Resource {
 	return r
 }
 
+// ReplaceVolume replaces the named volume as a stack update that
+// re-creates it does: a new Cinder volume (new physical id, the same
+// size), attached to the same server and device with a new attachment,
+// recorded as a new resource (CREATE_COMPLETE, created Now). The stack
+// and every resource and stack above it become UPDATE_COMPLETE, updated
+// Now. It returns the old and new volume IDs and panics if there is no
+// such volume.
+func (st *Stack) ReplaceVolume(name string) (oldID, newID string) {
+	s := st.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := st.mustLocked(name, kindVolume, "volume")
+	t := s.tickLocked()
+	oldID = r.physicalID
+	r.physicalID = s.uuidLocked()
+	r.attachmentID, r.attachedAt = s.uuidLocked(), t
+	r.status, r.reason, r.created, r.updated = statusCreateComplete, reasonStateChanged, t, time.Time{}
+	s.markUpdatedLocked(st, t)
+	return oldID, r.physicalID
+}
+
 // AddScalingPolicy adds an OS::Heat::ScalingPolicy of the group resource
 // named group in the same stack (which must exist): change_in_capacity by
 // adjustment.

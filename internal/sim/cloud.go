@@ -36,7 +36,9 @@ type Options struct {
 	// Catalog returns the apt catalog of each new host; default
 	// [ubuntu.DefaultCatalog]. The cloud adds the container packages of
 	// [containers.AddPackages] (docker.io, containerd, cri-tools, cri-o,
-	// curl), bound to its network, to every catalog it returns.
+	// curl), the Kubernetes packages and the NFS packages of
+	// internal/sim/nfsd (nfs-kernel-server, and an nfs-common whose
+	// mount.nfs works), bound to its network, to every catalog it returns.
 	Catalog func() *ubuntu.Catalog
 	// Setup, when set, runs on every new host after the base Ubuntu
 	// install: the hook that gives hosts more programs or files.
@@ -117,6 +119,7 @@ func New(opts Options) (*Cloud, error) {
 		cat := base()
 		containers.AddPackages(cat, c)
 		c.addKubePackages(cat)
+		c.addNFSPackages(cat)
 		return cat
 	}
 	if err := c.writeKnownHosts(); err != nil {

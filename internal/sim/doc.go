@@ -19,8 +19,20 @@
 // The world is queried and mutated through [Cloud] and [VNF]: which hosts
 // exist, their files, packages and services; scale-out creates new hosts,
 // scale-in removes them, heal replaces a host with a fresh, empty one at
-// the address Heat then reports, with its volumes re-attached. Heat and the
+// the address Heat then reports, with its volumes re-attached (or, with
+// [HealOptions].NewVolumes, re-created blank with new IDs). Heat and the
 // hosts stay consistent through every mutation.
+//
+// Storage: a Cinder volume is a disk whose serial is the volume ID, on the
+// virtio or SCSI bus ([VolumeSpec]), so that it appears under
+// /dev/disk/by-id as udev names it; Nova's device in Heat's attachments
+// may be only a hint. Every host's apt finds nfs-kernel-server (exportfs
+// as nfs-utils 2.6 behaves, nfs-server.service) and an nfs-common whose
+// mount.nfs mounts from the NFS servers of the cloud's network, as mountd
+// decides from the server's exports and the client's address (package
+// internal/sim/nfsd). [Cloud.MountNFS] answers a mount as mount(8) would,
+// for the simulated kubelets; [Cloud.OpenNFS] also returns the export, to
+// read and write the server's files as a client would.
 //
 // Hooks reach the hosts with [Cloud.SSHConfig]: its Dial maps the address
 // Heat reports (port 22) to the host's listener, refuses addresses no VM

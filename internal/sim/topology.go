@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/mgmtkit/mgmtkit/examples/drivers"
+	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/registry"
@@ -75,16 +76,32 @@ type ServerSpec struct {
 	Packages     []string
 }
 
-// VolumeSpec is a Cinder volume attached to a server.
+// VolumeSpec is a Cinder volume attached to a server. Its disk's serial
+// is the volume ID, as Nova sets it, so that it appears under
+// /dev/disk/by-id as its bus names it.
 type VolumeSpec struct {
 	// Resource is the OS::Cinder::Volume resource name
 	// (volume_resource_id).
 	Resource string
 	// Device is where it appears on the VM; /dev/vdb, /dev/vdc, ... by
-	// default.
+	// default, /dev/sda, /dev/sdb, ... on the SCSI bus.
 	Device string
+	// ReportedDevice is the device Nova reports in the volume's attachment
+	// (Heat's attachments_list[].device) when it differs from Device:
+	// Nova's device name is only a hint ("OpenStack Cinder can report an
+	// incorrect device path", kubernetes/kubernetes #33128). Device by
+	// default.
+	ReportedDevice string
 	// SizeGB is its size; 1 by default.
 	SizeGB int
+	// Bus is how the disk is attached: [ubuntu.BusVirtio] (the default)
+	// or [ubuntu.BusSCSI] (virtio-scsi, the image property
+	// hw_disk_bus=scsi), which decides its /dev/disk/by-id name.
+	Bus ubuntu.DiskBus
+	// WWN gives a SCSI disk the volume ID without dashes as its World Wide
+	// Name, as some Cinder backends do: udev then links it as
+	// /dev/disk/by-id/wwn-0x<id without dashes> too.
+	WWN bool
 }
 
 // VIPSpec is a cluster VIP: a bare port in the top-level stack that the

@@ -243,18 +243,37 @@ func (v *VNF) addServer(s ServerSpec) error {
 	for i, vol := range s.Volumes {
 		if vol.Device == "" {
 			vol.Device = "/dev/vd" + string(rune('b'+i))
+			if vol.Bus == ubuntu.BusSCSI {
+				vol.Device = "/dev/sd" + string(rune('a'+i))
+			}
+		}
+		if vol.ReportedDevice == "" {
+			vol.ReportedDevice = vol.Device
 		}
 		if vol.SizeGB == 0 {
 			vol.SizeGB = 1
 		}
-		disk := ubuntu.NewDisk(int64(vol.SizeGB) << 30)
-		v.stack.AddVolume(vol.Resource, s.Name, vol.Device, vol.SizeGB)
+		r := v.stack.AddVolume(vol.Resource, s.Name, vol.ReportedDevice, vol.SizeGB)
+		disk := newVolumeDisk(vol, r.PhysicalID())
 		h.Machine.AttachDisk(vol.Device, disk)
 		h.Disks[vol.Device] = disk
 		h.volumes = append(h.volumes, vol)
 	}
 	v.setDeviceIDs(v.stack, h)
 	return v.cloud.register(h)
+}
+
+// newVolumeDisk returns the blank disk of a new Cinder volume: its serial
+// the volume ID, as Nova gives it (libvirt's <serial>), on the volume's
+// bus, with the volume ID as WWN when asked.
+func newVolumeDisk(vol VolumeSpec, volumeID string) *ubuntu.Disk {
+	disk := ubuntu.NewDisk(int64(vol.SizeGB) << 30)
+	disk.SetSerial(volumeID)
+	disk.SetBus(vol.Bus)
+	if vol.WWN {
+		disk.SetWWN(strings.ReplaceAll(volumeID, "-", ""))
+	}
+	return disk
 }
 
 // setDeviceIDs records on the host's ports which server they are attached
@@ -405,12 +424,21 @@ type HealOptions struct {
 	// ports); by default the ports and their addresses are kept. Floating
 	// IPs keep their address either way.
 	NewAddresses bool
+	// NewVolumes re-creates the server's Cinder volumes too, as a heal
+	// whose stack update replaces them does (Tacker's reference warns that
+	// a storage heal "initializes" the data): each volume gets a new ID
+	// (so a new serial and /dev/disk/by-id name), the disk is blank, and
+	// Heat's attachments report the new volume. By default the volumes
+	// survive and are re-attached with their data.
+	NewVolumes bool
 }
 
 // Heal replaces the VM of a server, as Heat does for a heal: a new server
 // ID, a fresh host with an empty filesystem and the base packages, the same
 // (or new) addresses, and the old server's volumes re-attached with their
-// data. It returns the new host.
+// data (or, with NewVolumes, new blank volumes). Heat's view follows:
+// the volume resources' attachments and attachments_list name the new
+// server and a new attachment. It returns the new host.
 func (v *VNF) Heal(serverID string, opts HealOptions) (*Host, error) {
 	old := v.cloud.HostByServer(serverID)
 	if old == nil || !v.owns(old) {
@@ -452,17 +480,20 @@ func (v *VNF) Heal(serverID string, opts HealOptions) (*Host, error) {
 	*h = Host{
 		Resource: old.Resource, Role: old.Role, Aspect: old.Aspect, ServerID: newID, StackID: old.StackID,
 		Addresses: addrs, SSHAddress: sshAddr, NICAddress: nicAddr, CreatedAt: old.CreatedAt,
-		SSH: h.SSH, Machine: h.Machine, Login: old.Login, Disks: old.Disks,
+		SSH: h.SSH, Machine: h.Machine, Login: old.Login, Disks: map[string]*ubuntu.Disk{},
 		listeners: h.listeners, server: old.server, ports: old.ports, volumes: old.volumes, vnfcID: old.vnfcID,
 	}
+	// ReplaceServer moved the volumes' attachments to the new server in
+	// Heat (attachments and attachments_list alike).
 	for _, vol := range old.volumes {
 		disk := old.Disks[vol.Device]
 		old.Machine.DetachDisk(vol.Device)
-		h.Machine.AttachDisk(vol.Device, disk)
-		if r := st.Resource(vol.Resource); r != nil {
-			att := []any{map[string]any{"server_id": newID, "device": vol.Device, "volume_id": r.PhysicalID(), "attachment_id": newUUID()}}
-			r.SetAttribute("attachments_list", att)
+		if opts.NewVolumes {
+			_, volumeID := st.ReplaceVolume(vol.Resource)
+			disk = newVolumeDisk(vol, volumeID)
 		}
+		h.Machine.AttachDisk(vol.Device, disk)
+		h.Disks[vol.Device] = disk
 	}
 	v.setDeviceIDs(st, h)
 	return h, v.cloud.register(h)

@@ -14,7 +14,7 @@ import (
 //
 // The base packages provide the fake programs of this package: apt
 // (apt, apt-get, apt-mark, apt-cache), dpkg (dpkg, dpkg-query), systemd
-// (systemctl, hostnamectl), init-system-helpers (service), util-linux and
+// (systemctl, hostnamectl), udev (udevadm), init-system-helpers (service), util-linux and
 // mount (lsblk, blkid, mkfs, mount, umount, mountpoint, findmnt),
 // e2fsprogs (mke2fs, mkfs.ext2/3/4), coreutils (df, arch), lsb-release
 // (lsb_release) and gnupg (gpg --dearmor). Removing one of them removes
@@ -43,6 +43,7 @@ func DefaultCatalog() *Catalog {
 			"/usr/bin/systemctl": systemctlTool, "/usr/bin/hostnamectl": hostnamectlTool,
 		}), "systemd-journald.service", "systemd-networkd.service", "systemd-resolved.service", "systemd-logind.service"),
 		units(base("systemd-timesyncd", "249.11-0ubuntu3.12"), "systemd-timesyncd.service"),
+		tools(base("udev", "249.11-0ubuntu3.12"), map[string]Tool{"/usr/bin/udevadm": udevadmTool}),
 		tools(base("init-system-helpers", "1.62"), map[string]Tool{"/usr/sbin/service": serviceTool}),
 		tools(base("util-linux", "2.37.2-4ubuntu3.3"), map[string]Tool{
 			"/usr/bin/lsblk": lsblkTool, "/usr/sbin/blkid": blkidTool, "/usr/sbin/mkfs": mkfsTool,

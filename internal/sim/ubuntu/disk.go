@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
@@ -20,27 +21,62 @@ import (
 // it to one [Machine] with [Machine.AttachDisk], later to another, and the
 // files written under its mount point are still there.
 //
+// A disk holds at most one signature, as blkid -p sees it: the filesystem
+// a simulated mkfs made (ext2, ext3, ext4), or one a test put there to
+// stand for what some other program wrote ([Disk.WriteGPT],
+// [Disk.FormatXFS], [Disk.MakeSwap]); mkfs replaces any of them.
+//
 // A Disk is safe for concurrent use. It is attached to at most one machine
 // at a time (attaching it elsewhere detaches it first, as when the VM that
 // had it was deleted).
 type Disk struct {
-	mu      sync.Mutex
-	size    int64
-	serial  string
-	fs      *filesystem // nil when the disk holds no filesystem
-	formats int
-	holder  *Machine // the machine it is attached to
-	dev     string   // its device there ("/dev/vdb")
+	mu       sync.Mutex
+	size     int64
+	serial   string
+	bus      DiskBus
+	wwn      string
+	fs       *filesystem // nil when the disk holds no filesystem
+	pt       *partTable  // a partition table on the whole disk, nil if none
+	formats  int
+	udevLost int      // DelayUdev: triggers still needed before udev links it
+	holder   *Machine // the machine it is attached to
+	dev      string   // its device there ("/dev/vdb")
 }
+
+// DiskBus is how a disk is attached to its VM, which decides its
+// /dev/disk/by-id names (udev's 60-persistent-storage.rules names a disk
+// ID_BUS-ID_SERIAL).
+type DiskBus int
+
+const (
+	// BusVirtio is a virtio-blk disk, Nova's default (/dev/vdX): udev links
+	// it as /dev/disk/by-id/virtio-SERIAL with the serial cut to 20
+	// characters, all a virtio-blk device reports (VIRTIO_BLK_ID_BYTES).
+	BusVirtio DiskBus = iota
+	// BusSCSI is a disk on virtio-scsi (the image property
+	// hw_disk_bus=scsi, /dev/sdX): udev links it as
+	// /dev/disk/by-id/scsi-0QEMU_QEMU_HARDDISK_SERIAL, QEMU's scsi-hd
+	// keeping 36 characters of the serial (hw/scsi/scsi-disk.c), and as
+	// wwn-0xWWN when the disk has a WWN ([Disk.SetWWN]).
+	BusSCSI
+)
+
+// partTable is a partition table written on a whole disk.
+type partTable struct{ pttype, ptuuid string }
 
 // filesystem is the filesystem mkfs made on a disk.
 type filesystem struct {
 	fstype, uuid, label string
+	blockSize           int // BLOCK_SIZE as blkid reports it
 	created             time.Time
 	lastMount           string
-	root                *node // the content while not mounted
+	root                *node // the content while not mounted; nil for xfs and swap
 	mount               *mountEntry
 }
+
+// isExt reports whether the filesystem is one whose files the simulation
+// models: ext2, ext3 or ext4.
+func (f *filesystem) isExt() bool { return strings.HasPrefix(f.fstype, "ext") }
 
 // NewDisk returns a blank disk (no filesystem) of the given size.
 func NewDisk(sizeBytes int64) *Disk { return &Disk{size: sizeBytes} }
@@ -86,13 +122,134 @@ func (d *Disk) Formats() int {
 	return d.formats
 }
 
-// SetSerial sets the disk's serial number. Like a virtio disk, an attached
-// disk with a serial appears as /dev/disk/by-id/virtio-SERIAL (the first 20
-// characters); OpenStack uses the volume ID.
+// SetSerial sets the disk's serial number; Nova gives a volume's disk the
+// volume ID. An attached disk with a serial appears under
+// /dev/disk/by-id as its bus names it ([DiskBus]).
 func (d *Disk) SetSerial(serial string) {
+	h := d.lockWithHolder()
+	defer d.unlockWithHolder(h)
+	d.serial = serial
+	if h != nil {
+		h.updateDiskLinksLocked(d)
+	}
+}
+
+// Serial returns the disk's serial number.
+func (d *Disk) Serial() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.serial = serial
+	return d.serial
+}
+
+// SetBus sets how the disk is attached ([BusVirtio] by default), which
+// decides its /dev/disk/by-id names; attach it under a name of that bus
+// (/dev/sdb for SCSI).
+func (d *Disk) SetBus(b DiskBus) {
+	h := d.lockWithHolder()
+	defer d.unlockWithHolder(h)
+	d.bus = b
+	if h != nil {
+		h.updateDiskLinksLocked(d)
+	}
+}
+
+// Bus returns how the disk is attached.
+func (d *Disk) Bus() DiskBus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.bus
+}
+
+// SetWWN gives a SCSI disk a World Wide Name (hex digits, without 0x):
+// udev then also links it as /dev/disk/by-id/wwn-0xWWN
+// (60-persistent-storage.rules, ID_WWN_WITH_EXTENSION). Some Cinder
+// backends report the volume ID without dashes, which is why
+// cloud-provider-openstack looks for wwn-0x<id without dashes>
+// (pkg/util/mount/mount.go).
+func (d *Disk) SetWWN(wwn string) {
+	h := d.lockWithHolder()
+	defer d.unlockWithHolder(h)
+	d.wwn = wwn
+	if h != nil {
+		h.updateDiskLinksLocked(d)
+	}
+}
+
+// DelayUdev makes udev miss the disk: its /dev/disk links (by-id, by-uuid,
+// by-label) vanish now, and stay missing after any later attachment,
+// until the triggers-th `udevadm trigger` covering block devices on the
+// machine it is attached to, which replays the event udev lost. That is
+// what cloud-provider-openstack's mount util works around when a volume's
+// by-id link is late: it retries after `udevadm trigger`
+// (pkg/util/mount/mount.go, getDevicePathBySerialID and its callers).
+// DelayUdev(0) makes udev see the disk again at once.
+func (d *Disk) DelayUdev(triggers int) {
+	h := d.lockWithHolder()
+	defer d.unlockWithHolder(h)
+	d.udevLost = max(triggers, 0)
+	if h != nil {
+		h.updateDiskLinksLocked(d)
+	}
+}
+
+// PartitionTable returns the type of the partition table written on the
+// whole disk ("gpt"), "" if none.
+func (d *Disk) PartitionTable() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pt == nil {
+		return ""
+	}
+	return d.pt.pttype
+}
+
+// WriteGPT writes an empty GPT partition table on the disk, as `sfdisk`
+// with "label: gpt" or `parted mklabel gpt` do: its first sectors are
+// the protective MBR, the GPT header and the partition entries, so an
+// ext4 superblock (at byte 1024) is gone, and blkid -p reports PTUUID and
+// PTTYPE="gpt". It fails on a mounted disk.
+func (d *Disk) WriteGPT() error {
+	h := d.lockWithHolder()
+	defer d.unlockWithHolder(h)
+	if d.fs != nil && d.fs.mount != nil {
+		return errors.New("ubuntu: the disk is mounted")
+	}
+	d.fs = nil
+	d.pt = &partTable{pttype: "gpt", ptuuid: newUUID()}
+	if h != nil {
+		h.updateDiskLinksLocked(d)
+	}
+	return nil
+}
+
+// FormatXFS puts an XFS filesystem on the disk, as mkfs.xfs does (label
+// may be empty): blkid -p reports it as real blkid does an XFS made by
+// mkfs.xfs (xfsprogs 6.1) on a 512-byte-sector device, UUID,
+// BLOCK_SIZE="512", TYPE="xfs", USAGE="filesystem" and no VERSION. Its
+// files are not modelled, nor is mounting it. It fails on a mounted disk.
+func (d *Disk) FormatXFS(label string) error {
+	return d.foreignFS("xfs", label, 512)
+}
+
+// MakeSwap makes the disk a swap area, as mkswap does (label may be
+// empty): blkid -p reports UUID, VERSION="1", TYPE="swap" and
+// USAGE="other". It fails on a mounted disk.
+func (d *Disk) MakeSwap(label string) error {
+	return d.foreignFS("swap", label, 0)
+}
+
+func (d *Disk) foreignFS(fstype, label string, blockSize int) error {
+	h := d.lockWithHolder()
+	defer d.unlockWithHolder(h)
+	if d.fs != nil && d.fs.mount != nil {
+		return errors.New("ubuntu: the disk is mounted")
+	}
+	d.pt = nil
+	d.fs = &filesystem{fstype: fstype, uuid: newUUID(), label: label, blockSize: blockSize, created: time.Now()}
+	if h != nil {
+		h.updateDiskLinksLocked(d)
+	}
+	return nil
 }
 
 // Attachment returns the machine and device the disk is attached to, or
@@ -137,8 +294,8 @@ func (d *Disk) unlockWithHolder(h *Machine) {
 func (d *Disk) ReadFile(name string) ([]byte, error) {
 	h := d.lockWithHolder()
 	defer d.unlockWithHolder(h)
-	if d.fs == nil {
-		return nil, errors.New("ubuntu: the disk has no filesystem")
+	if err := d.extLocked(); err != nil {
+		return nil, err
 	}
 	clean := path.Clean("/" + name)
 	if mt := d.fs.mount; mt != nil && h != nil {
@@ -151,12 +308,64 @@ func (d *Disk) ReadFile(name string) ([]byte, error) {
 	return slices.Clone(n.data), nil
 }
 
+// WriteFile writes a file (mode 0644, owned by root) on the disk's
+// filesystem, creating its parent directories (0755), as a test's
+// stand-in for data an application left on the volume; name is relative
+// to the filesystem's root. While the disk is mounted, the file appears
+// under the mount point.
+func (d *Disk) WriteFile(name string, data []byte) error {
+	h := d.lockWithHolder()
+	defer d.unlockWithHolder(h)
+	if err := d.extLocked(); err != nil {
+		return err
+	}
+	clean := path.Clean("/" + name)
+	if clean == "/" {
+		return errors.New("ubuntu: WriteFile needs a file name")
+	}
+	if mt := d.fs.mount; mt != nil && h != nil {
+		return h.fs().WriteFile(path.Join(mt.Target, clean), data, 0o644)
+	}
+	dir := d.fs.root
+	parts := strings.Split(strings.TrimPrefix(clean, "/"), "/")
+	for _, part := range parts[:len(parts)-1] {
+		next := dir.kids[part]
+		if next == nil {
+			next = &node{mode: fs.ModeDir | 0o755, mtime: time.Now(), kids: map[string]*node{}}
+			dir.kids[part] = next
+		}
+		if !next.mode.IsDir() {
+			return &fs.PathError{Op: "open", Path: name, Err: syscall.ENOTDIR}
+		}
+		dir = next
+	}
+	last := parts[len(parts)-1]
+	if old := dir.kids[last]; old != nil && !old.mode.IsRegular() {
+		return &fs.PathError{Op: "open", Path: name, Err: syscall.EISDIR}
+	}
+	dir.kids[last] = &node{mode: 0o644, mtime: time.Now(), data: slices.Clone(data)}
+	return nil
+}
+
+// extLocked fails unless the disk holds a filesystem whose files the
+// simulation models.
+func (d *Disk) extLocked() error {
+	switch {
+	case d.fs == nil:
+		return errors.New("ubuntu: the disk has no filesystem")
+	case !d.fs.isExt():
+		return fmt.Errorf("ubuntu: files on %s are not modelled", d.fs.fstype)
+	}
+	return nil
+}
+
 // Files returns the paths of the regular files on the disk's filesystem,
-// relative to its root and sorted (nil without a filesystem).
+// relative to its root and sorted (nil without a filesystem whose files
+// are modelled).
 func (d *Disk) Files() []string {
 	h := d.lockWithHolder()
 	defer d.unlockWithHolder(h)
-	if d.fs == nil {
+	if d.extLocked() != nil {
 		return nil
 	}
 	root := d.fs.root
@@ -173,10 +382,12 @@ func (d *Disk) Files() []string {
 	return out
 }
 
-// format makes a fresh filesystem on the disk; the caller holds d.mu.
-func (d *Disk) formatLocked(fstype, label string) {
+// formatLocked makes a fresh filesystem on the disk, replacing whatever
+// signature it had; the caller holds d.mu.
+func (d *Disk) formatLocked(fstype, label string, blockSize int) {
+	d.pt = nil
 	d.fs = &filesystem{
-		fstype: fstype, uuid: newUUID(), label: label, created: time.Now(),
+		fstype: fstype, uuid: newUUID(), label: label, blockSize: blockSize, created: time.Now(),
 		root: &node{mode: fs.ModeDir | 0o755, mtime: time.Now(), kids: map[string]*node{
 			"lost+found": {mode: fs.ModeDir | 0o700, mtime: time.Now(), kids: map[string]*node{}},
 		}},
@@ -462,19 +673,52 @@ func (m *Machine) updateDiskLinksLocked(held *Disk) {
 		if d != held {
 			d.mu.Lock()
 		}
-		if d.fs != nil {
-			link("/dev/disk/by-uuid", d.fs.uuid, dev)
-			link("/dev/disk/by-label", d.fs.label, dev)
-		}
-		if d.serial != "" {
-			s := d.serial
-			if len(s) > 20 {
-				s = s[:20]
+		if d.udevLost == 0 {
+			if d.fs != nil {
+				link("/dev/disk/by-uuid", d.fs.uuid, dev)
+				link("/dev/disk/by-label", d.fs.label, dev)
 			}
-			link("/dev/disk/by-id", "virtio-"+s, dev)
+			for _, id := range d.byIDLocked() {
+				link("/dev/disk/by-id", id, dev)
+			}
 		}
 		if d != held {
 			d.mu.Unlock()
 		}
 	}
+}
+
+// byIDLocked returns the disk's /dev/disk/by-id names.
+func (d *Disk) byIDLocked() []string {
+	if d.serial == "" {
+		return nil
+	}
+	if d.bus == BusSCSI {
+		ids := []string{"scsi-0QEMU_QEMU_HARDDISK_" + d.serial[:min(len(d.serial), 36)]}
+		if d.wwn != "" {
+			ids = append(ids, "wwn-0x"+d.wwn)
+		}
+		return ids
+	}
+	return []string{"virtio-" + d.serial[:min(len(d.serial), 20)]}
+}
+
+// udevTrigger is what udevd does with the events `udevadm trigger`
+// replays for block devices (only, when given, those devices): a disk
+// whose events it missed ([Disk.DelayUdev]) needs one trigger fewer, and
+// the links are rewritten.
+func (m *Machine) udevTrigger(only []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for dev, d := range m.disks {
+		if only != nil && !slices.Contains(only, dev) {
+			continue
+		}
+		d.mu.Lock()
+		if d.udevLost > 0 {
+			d.udevLost--
+		}
+		d.mu.Unlock()
+	}
+	m.updateDiskLinksLocked(nil)
 }

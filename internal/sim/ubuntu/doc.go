@@ -55,7 +55,8 @@
 //     is-active, is-enabled, is-failed, status, show -p, daemon-reload,
 //     reset-failed, and service. Units come from packages,
 //     [Machine.AddUnit], or unit files a step writes under
-//     /etc/systemd/system; a changed unit file or drop-in makes the unit
+//     /etc/systemd/system; a unit file linked to another unit's is its
+//     alias; a changed unit file or drop-in makes the unit
 //     NeedDaemonReload until daemon-reload, with systemctl's warning;
 //     [Machine.ReportTransientState] makes `systemctl show` report a unit
 //     activating, reloading or deactivating for a number of calls.
@@ -63,10 +64,12 @@
 //     configuration on restart and fail to start on a bad one. Every job
 //     is counted. hostnamectl set-hostname writes /etc/hostname, which
 //     hostname and uname -n read.
-//   - Block devices ([Disk]): lsblk, blkid (exit 2 on a blank disk),
-//     mkfs/mke2fs/mkfs.ext4 (which refuse a device holding a filesystem
-//     without -F, unless "y" arrives on standard input, and a mounted device
-//     always), mount (device, UUID=, LABEL=, /dev/disk/by-* links, one
+//   - Block devices ([Disk]): lsblk, blkid (exit 2 on a blank disk; -p,
+//     the low-level probe, with VERSION and USAGE, its exit statuses and
+//     its "Permission denied" for a user who may not read the device),
+//     mkfs/mke2fs/mkfs.ext4 (which, as without a terminal, replace a
+//     filesystem or partition table without asking, and refuse a mounted
+//     device), mount (device, UUID=, LABEL=, /dev/disk/by-* links, one
 //     operand from /etc/fstab, -a, and /sbin/mount.TYPE helpers for other
 //     filesystems), umount, mountpoint, findmnt, df. A disk's files are its
 //     own: mounting it at a directory shows them there (hiding what the
@@ -74,6 +77,13 @@
 //     and survive umount, remount and attachment to another machine, and
 //     mkfs wipes them. Programs and SFTP see the mounted files, because the
 //     machine moves them into its filesystem on mount and back on umount.
+//     A disk's serial and bus ([DiskBus]: virtio, or SCSI with an optional
+//     WWN) give its /dev/disk/by-id names as udev does; udevadm trigger
+//     and settle replay and wait for udev's events, and [Disk.DelayUdev]
+//     makes a disk's links late until enough triggers. A test can put
+//     what other programs write on a disk ([Disk.WriteGPT],
+//     [Disk.FormatXFS], [Disk.MakeSwap]) and files in its filesystem
+//     ([Disk.WriteFile]).
 //   - The kernel: modules (modprobe [-a] [--dry-run], lsmod,
 //     /proc/modules; br_netfilter brings the net.bridge.* sysctls; ext4, dm-mod and a few
 //     others are built in, listed in /lib/modules/RELEASE/modules.builtin) and
@@ -110,16 +120,20 @@
 //   - systemd dependencies between units, sockets activating services,
 //     timers, masking, the journal; boot itself: the image's units are
 //     running when Install returns, and their counters start at zero.
-//   - Filesystems other than ext2/3/4 on simulated disks, partitions on
-//     them, read-only mounts (ro is shown but not enforced), bind mounts,
+//   - Files and mounts of filesystems other than ext2/3/4 on simulated
+//     disks (an XFS or a swap area is only a signature), partitions in a
+//     partition table, ambivalent probes (a disk holds one signature),
+//     udev's events for devices other than disks, read-only mounts (ro is
+//     shown but not enforced), bind mounts,
 //     mounting one device twice or stacking mounts (refused as "already
 //     mounted or mount point busy"), disk space (df and lsblk show
 //     plausible figures from the files' sizes), hard links inside a disk's
 //     files (they become copies when the disk is unmounted), open files and
 //     working directories of other sessions keeping a mount busy. blkid
-//     reports nothing to users other than root. NFS: the default catalog's
-//     nfs-common has a mount.nfs that fails loudly; the simulated cloud
-//     supplies one that talks to its NFS servers, using [Machine.AddMount].
+//     without -p reports nothing to users other than root (its cache is
+//     not modelled). NFS: the default catalog's nfs-common has a mount.nfs
+//     that fails loudly; the simulated cloud replaces it with one that
+//     talks to its NFS servers (internal/sim/nfsd), using [Machine.AddMount].
 //
 // # Extending the catalog
 //

@@ -354,7 +354,7 @@ func (m *Machine) mountAll(ctx context.Context, p *sshtest.Process, verbose bool
 // too).
 func isHelperType(fstype, source string) bool {
 	switch fstype {
-	case "", "auto", "ext4", "ext3", "ext2":
+	case "", "auto", "ext4", "ext3", "ext2", "xfs":
 		return fstype == "" && strings.Contains(source, ":/")
 	}
 	return true
@@ -415,6 +415,13 @@ func (m *Machine) mount(ctx context.Context, p *sshtest.Process, source, target,
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.fs != nil && !d.fs.isExt() && (fstype == "" || fstype == "auto" || fstype == d.fs.fstype) {
+		if d.fs.fstype == "swap" {
+			errf(p, "mount: %s: unknown filesystem type 'swap'.", abs)
+			return 32
+		}
+		return notModelled(p, "mounting the %s filesystem of %s", d.fs.fstype, dev)
+	}
 	switch {
 	case d.fs == nil || (fstype != "" && fstype != "auto" && fstype != d.fs.fstype):
 		errf(p, "mount: %s: wrong fs type, bad option, bad superblock on %s, missing codepage or helper program, or other error.", abs, dev)

@@ -223,14 +223,30 @@ func (m *Machine) fingerprintLocked(u *unitState) string {
 }
 
 // lookupUnitLocked returns a registered unit, or one found as a unit file
-// (a step may write its own service file), nil if there is none.
+// (a step may write its own service file), nil if there is none. A unit
+// file that is a symbolic link to a unit file of another name is an
+// alias of that unit (systemd.unit(5): "if a unit file is a symlink ...
+// the name of the symlink target ... is an alias"; Debian's
+// nfs-kernel-server.service links to nfs-server.service), so both names
+// are one unit.
 func (m *Machine) lookupUnitLocked(name string) *unitState {
+	return m.lookupAliasLocked(name, 0)
+}
+
+func (m *Machine) lookupAliasLocked(name string, depth int) *unitState {
 	if u := m.units[name]; u != nil {
 		return u
 	}
 	file := m.unitFileLocked(name)
 	if file == "" {
 		return nil
+	}
+	if target, err := m.fs().Readlink(file); err == nil && depth < 8 {
+		if base := path.Base(target); base != name && unitName(base) == base {
+			if u := m.lookupAliasLocked(base, depth+1); u != nil {
+				return u
+			}
+		}
 	}
 	u := &unitState{unit: Unit{Name: name}, discovered: true, file: file}
 	u.loaded = m.fingerprintLocked(u)
@@ -323,6 +339,7 @@ func (m *Machine) job(name string, kind jobKind) error {
 		m.mu.Unlock()
 		return errUnitNotFound
 	}
+	name = u.unit.Name // an alias's unit
 	active, hooks := u.active, u.unit
 	reloadable := m.canReloadLocked(u)
 	m.mu.Unlock()
