@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mgmtkit/mgmtkit/internal/sim"
+	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/nfs"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -88,11 +89,12 @@ func (s *storageVM) setup() (lcm.Result, []string, error) {
 	})
 }
 
-// count counts the commands that contain sub.
-func count(cmds []string, sub string) int {
+// count counts the commands that run the program of words (its name,
+// maybe followed by arguments), as a word of the command line.
+func count(cmds []string, words string) int {
 	n := 0
 	for _, c := range cmds {
-		if strings.Contains(c, sub) {
+		if strings.HasPrefix(c, words+" ") || strings.Contains(c, " "+words+" ") || strings.HasSuffix(c, " "+words) {
 			n++
 		}
 	}
@@ -132,7 +134,7 @@ func TestSetupVolumeFormatsABlankVolumeOnce(t *testing.T) {
 	}
 
 	res, cmds, err = s.setup()
-	if err != nil || res.Changed || len(cmds) != 3 || count(cmds, "mkfs") > 0 {
+	if err != nil || res.Changed || len(cmds) != 3 || count(cmds, "mkfs.ext4") > 0 {
 		t.Fatalf("second run: %v, %v, commands %q; want unchanged in 3 commands, no mkfs", res, err, cmds)
 	}
 	if got, err := disk.ReadFile("data.txt"); err != nil || string(got) != "kept\n" {
@@ -165,7 +167,7 @@ func TestSetupVolumeNeverFormatsAFileSystem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if count(cmds, "mkfs") != 0 || disk.Formats() != 1 || disk.UUID() != uuid {
+	if count(cmds, "mkfs.ext4") != 0 || disk.Formats() != 1 || disk.UUID() != uuid {
 		t.Fatalf("the healed VM's setup formatted the volume: %d formats, commands %q", disk.Formats(), cmds)
 	}
 	if !strings.Contains(res.Detail, "mounted") {
@@ -199,12 +201,12 @@ func TestSetupVolumeFindsTheDiskByItsID(t *testing.T) {
 	stranger.ID = "0b7f3c8e-1111-2222-3333-444455556666"
 	stranger.MountTo = "/other"
 	_, cmds, err := s.step(func(ctx context.Context, h remote.Host) (lcm.Result, error) {
-		return nfs.SetupVolume(ctx, h, stranger, nfs.VolumeOptions{DeviceTimeout: time.Millisecond})
+		return nfs.SetupVolume(ctx, h, stranger, nfs.VolumeOptions{DeviceTimeout: time.Second})
 	})
 	if err == nil || !strings.Contains(err.Error(), "no device under /dev/disk/by-id names volume "+stranger.ID) {
 		t.Fatalf("a volume the VM does not have: %v", err)
 	}
-	if count(cmds, "mkfs") != 0 || count(cmds, "mount") != 0 {
+	if count(cmds, "mkfs.ext4") != 0 || count(cmds, "mount") != 0 {
 		t.Errorf("commands %q", cmds)
 	}
 }
@@ -272,4 +274,103 @@ func mustNetwork(t *testing.T, s string) nfs.Network {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestSetupVolumeRefusesWhatItWouldOverwrite: a partition table, another
+// file system or a swap area on the volume is refused, naming the device
+// and what blkid saw; nothing is formatted, mounted or written.
+func TestSetupVolumeRefusesWhatItWouldOverwrite(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		mark func(d *ubuntu.Disk) error
+		want string
+	}{
+		{"gpt", func(d *ubuntu.Disk) error { return d.WriteGPT() }, "holds a gpt partition table"},
+		{"xfs", func(d *ubuntu.Disk) error { return d.FormatXFS("data") }, "holds an xfs filesystem"},
+		{"swap", func(d *ubuntu.Disk) error { return d.MakeSwap("") }, "holds a swap signature"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newStorageVM(t)
+			disk := s.host.Disks[s.vol.Device]
+			if err := tc.mark(disk); err != nil {
+				t.Fatal(err)
+			}
+			fstab, _ := s.host.FS().ReadFile("/etc/fstab")
+			_, cmds, err := s.setup()
+			if err == nil || !strings.Contains(err.Error(), s.vol.Device+" "+tc.want) {
+				t.Fatalf("err = %v, want %q naming %s", err, tc.want, s.vol.Device)
+			}
+			if disk.Formats() != 0 || count(cmds, "mkfs.ext4") != 0 || count(cmds, "mount") != 0 {
+				t.Errorf("%d formats; commands %q", disk.Formats(), cmds)
+			}
+			if after, _ := s.host.FS().ReadFile("/etc/fstab"); string(after) != string(fstab) {
+				t.Errorf("fstab changed:\n%s", after)
+			}
+		})
+	}
+}
+
+// TestSetupVolumeWaitsForALateSCSIDisk: a virtio-scsi volume whose udev
+// link is late (the event lost) is found after `udevadm trigger`, under
+// its SCSI name, though Nova reports another device; a volume Heat
+// re-created for the healed VM is blank and formatted, the old one's
+// data gone with it.
+func TestSetupVolumeWaitsForALateSCSIDisk(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cloud := sim.Start(t, sim.Options{})
+	v, err := cloud.Build(sim.Topology{Servers: []sim.ServerSpec{{
+		Role: lcm.RoleStorage, Name: "storage_server", SSHCP: "storage_server_CP", Login: sim.Login{User: "ubuntu", Password: "ubuntu"},
+		Volumes: []sim.VolumeSpec{{Resource: "storage_server_volume", Bus: ubuntu.BusSCSI, ReportedDevice: "/dev/vdb"}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &storageVM{t: t, ctx: ctx, cloud: cloud, vnf: v, host: v.Hosts()[0]}
+	s.connect()
+	hc, err := cloud.HeatClient(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hv, err := hc.Volume(ctx, v.StackName(), "storage_server_volume")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.vol = nfs.Volume{ID: hv.ID, Device: hv.Device, MountTo: "/volume"}
+	disk := s.host.Disks["/dev/sda"]
+	disk.DelayUdev(1)
+	res, cmds, err := s.setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count(cmds, "udevadm trigger") != 1 || disk.Formats() != 1 || !strings.Contains(res.Detail, "/dev/sda") {
+		t.Fatalf("result %v, %d formats; commands %q", res, disk.Formats(), cmds)
+	}
+	if err := s.host.FS().WriteFile("/volume/old.txt", []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	healed, err := v.Heal(s.host.ServerID, sim.HealOptions{NewVolumes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.host = healed
+	s.connect()
+	if hv, err = hc.Volume(ctx, v.StackName(), "storage_server_volume"); err != nil {
+		t.Fatal(err)
+	}
+	s.vol.ID = hv.ID
+	if _, _, err := s.setup(); err != nil {
+		t.Fatal(err)
+	}
+	fresh := healed.Disks["/dev/sda"]
+	if fresh == disk || fresh.Formats() != 1 {
+		t.Fatalf("the new volume: same disk %v, %d formats", fresh == disk, fresh.Formats())
+	}
+	if healed.FS().Exists("/volume/old.txt") {
+		t.Error("the new volume holds the old one's file")
+	}
 }

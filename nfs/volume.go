@@ -231,11 +231,23 @@ func findDevice(ctx context.Context, h remote.Host, v Volume, opts VolumeOptions
 		return "", nil
 	}
 	var dev string
+	missing := fmt.Errorf("no device under %s names volume %s (%s); Heat attached it as %s", byIDDir, v.ID, strings.Join(ByIDNames(v.ID), ", "), cmp.Or(v.Device, "an unknown device"))
 	// A command that fails is an answer, not a "not yet": it ends the
-	// wait.
+	// wait, unless it failed because the wait's time ran out.
 	var failed error
+	fail := func(ctx context.Context, err error) (bool, error) {
+		if ctx.Err() != nil {
+			return false, missing
+		}
+		failed = err
+		return true, nil
+	}
 	err := system.Wait(ctx, "the device of volume "+v.ID, cmp.Or(opts.DeviceTimeout, DefaultDeviceTimeout), 2*time.Second, func(ctx context.Context) (bool, error) {
-		if dev, failed = resolve(ctx); failed != nil || dev != "" {
+		d, err := resolve(ctx)
+		if err != nil {
+			return fail(ctx, err)
+		}
+		if dev = d; dev != "" {
 			return true, nil
 		}
 		// udev may not have linked a hot-plugged disk yet: replay the
@@ -243,14 +255,16 @@ func findDevice(ctx context.Context, h remote.Host, v Volume, opts VolumeOptions
 		// (udevadm(8)), then look once more.
 		for _, args := range [][]string{{"udevadm", "trigger", "--action=add", "--subsystem-match=block"}, {"udevadm", "settle", "--timeout=10"}} {
 			if _, err := h.Run(ctx, remote.Cmd{Args: args, Sudo: true, Idempotent: true}); err != nil {
-				failed = fmt.Errorf("%s: %w", strings.Join(args[:2], " "), err)
-				return true, nil
+				return fail(ctx, fmt.Errorf("%s: %w", strings.Join(args[:2], " "), err))
 			}
 		}
-		if dev, failed = resolve(ctx); failed != nil || dev != "" {
+		if d, err = resolve(ctx); err != nil {
+			return fail(ctx, err)
+		}
+		if dev = d; dev != "" {
 			return true, nil
 		}
-		return false, fmt.Errorf("no device under %s names volume %s (%s); Heat attached it as %s", byIDDir, v.ID, strings.Join(ByIDNames(v.ID), ", "), cmp.Or(v.Device, "an unknown device"))
+		return false, missing
 	})
 	if err == nil {
 		err = failed

@@ -45,7 +45,7 @@ type nodeSimulator struct {
 	waitForCIDR bool
 	// mountNFS is kube.ControlPlaneSpec.MountNFS; nil: pods start
 	// without mounting anything.
-	mountNFS func(ctx context.Context, node, server, path string) error
+	mountNFS func(ctx context.Context, node, server, path, target string) error
 
 	factory informers.SharedInformerFactory
 	pods    cache.SharedIndexInformer
@@ -86,7 +86,7 @@ const (
 
 // startNodeSimulator starts the simulator's informers and workers; it
 // runs until stop. mountNFS is the kubelets' NFS mount (nil: none).
-func startNodeSimulator(ctx context.Context, client kubernetes.Interface, waitForCIDR bool, mountNFS func(ctx context.Context, node, server, path string) error) (*nodeSimulator, error) {
+func startNodeSimulator(ctx context.Context, client kubernetes.Interface, waitForCIDR bool, mountNFS func(ctx context.Context, node, server, path, target string) error) (*nodeSimulator, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &nodeSimulator{
 		client:      client,
@@ -483,7 +483,7 @@ func (s *nodeSimulator) mountVolumes(ctx context.Context, key string, p *corev1.
 	var failed error
 	if resolved {
 		for _, v := range vols {
-			if err := s.mountNFS(ctx, p.Spec.NodeName, v.Server, v.Path); err != nil {
+			if err := s.mountNFS(ctx, p.Spec.NodeName, v.Server, v.Path, v.MountTarget(p.UID)); err != nil {
 				if ctx.Err() != nil {
 					return false, ctx.Err()
 				}

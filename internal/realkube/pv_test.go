@@ -91,7 +91,7 @@ type testMounter struct {
 	fail  error
 }
 
-func (f *testMounter) mount(_ context.Context, node, server, path string) error {
+func (f *testMounter) mount(_ context.Context, node, server, path, _ string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, node+" "+server+":"+path)

@@ -114,6 +114,10 @@ func New(opts Options) (*Cloud, error) {
 		listen: map[string]string{},
 	}
 	c.kube = kube.NewWorld(c, opts.KubeBackend)
+	// The kubelets mount a pod's NFS volumes as the node's mount.nfs
+	// would: with nfs-common installed, from a server that exports the
+	// path to the node's address.
+	c.kube.SetNFSMounter(c.MountNFS)
 	c.noDirect = opts.ProxyOnly
 	c.opts.Catalog = func() *ubuntu.Catalog {
 		cat := base()

@@ -52,7 +52,7 @@ type ControlPlaneSpec struct {
 	// plane: its node name and advertise address.
 	FirstEtcdMember EtcdPeer
 	// MountNFS is how the kubelet of node mounts the NFS volume
-	// server:path before it starts the containers of a pod that uses it
+	// server:path at target (the pod's volume directory, [NFSVolume.MountTarget]) before it starts the containers of a pod that uses it
 	// (an inline nfs volume, or a claim bound to an NFS
 	// PersistentVolume): nil, or an error whose message is mount's
 	// output. The kubelets of both backends call it and keep such a pod
@@ -60,7 +60,7 @@ type ControlPlaneSpec struct {
 	// succeeds (kubelet_volumes.go). The World sets it to its mounter
 	// ([World.SetNFSMounter]) applied to the node's machine. Nil: the
 	// kubelets start such pods as any other.
-	MountNFS func(ctx context.Context, node, server, path string) error
+	MountNFS func(ctx context.Context, node, server, path, target string) error
 }
 
 // EtcdPeer is a control plane's stacked etcd member as kubeadm starts

@@ -134,7 +134,7 @@ type MemoryOptions struct {
 	// ([ControlPlaneSpec.MountNFS]). When set, a pod with NFS volumes is
 	// bound and waits, ContainerCreating, until [MemoryAPI.SyncPods]
 	// mounts them; when nil, such a pod runs at once, as every other pod.
-	MountNFS func(ctx context.Context, node, server, path string) error
+	MountNFS func(ctx context.Context, node, server, path, target string) error
 }
 
 // MemoryAPI is an in-memory [API]: a kube-apiserver with its storage and
@@ -205,7 +205,7 @@ type MemoryAPI struct {
 	now          func() time.Time
 	clusterCIDR  netip.Prefix
 	nodeMaskSize int
-	mountNFS     func(ctx context.Context, node, server, path string) error
+	mountNFS     func(ctx context.Context, node, server, path, target string) error
 
 	mu   sync.Mutex
 	rng  *rand.Rand

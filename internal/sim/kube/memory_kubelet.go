@@ -125,7 +125,7 @@ func (m *MemoryAPI) SyncPods(ctx context.Context) error {
 	for i := range work {
 		a := &work[i]
 		for _, v := range a.vols {
-			if err := m.mountNFS(ctx, a.pod.Spec.NodeName, v.Server, v.Path); err != nil {
+			if err := m.mountNFS(ctx, a.pod.Spec.NodeName, v.Server, v.Path, v.MountTarget(a.pod.UID)); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}

@@ -166,7 +166,7 @@ type nfsClient struct {
 	clients []*ubuntu.Machine
 }
 
-func (n *nfsClient) mount(_ context.Context, client *ubuntu.Machine, server, path string) error {
+func (n *nfsClient) mount(_ context.Context, client *ubuntu.Machine, server, path, _ string) error {
 	n.mu.Lock()
 	n.clients = append(n.clients, client)
 	n.mu.Unlock()

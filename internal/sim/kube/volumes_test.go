@@ -310,7 +310,7 @@ type mounts struct {
 	fail  func(node, server, path string) error
 }
 
-func (f *mounts) mount(_ context.Context, node, server, path string) error {
+func (f *mounts) mount(_ context.Context, node, server, path, _ string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, node+" "+server+":"+path)

@@ -69,7 +69,7 @@ type World struct {
 	lbs      map[*ubuntu.Machine]bool // machines whose haproxy or keepalived ran
 	warnings []string
 	clock    func() time.Time
-	mountNFS func(ctx context.Context, client *ubuntu.Machine, server, path string) error
+	mountNFS func(ctx context.Context, client *ubuntu.Machine, server, path, target string) error
 
 	// syncMu serialises [World.Sync]: kubelets of concurrent joins and
 	// kubectl calls must not register the same Node twice.
@@ -132,8 +132,9 @@ func (w *World) SetClock(now func() time.Time) {
 }
 
 // SetNFSMounter sets how a node's machine mounts an NFS volume for its
-// kubelet: mount(ctx, client, server, path) mounts server:path on the
-// machine client (the simulated cloud's mount.nfs: the client needs
+// kubelet: mount(ctx, client, server, path, target) mounts server:path
+// on the machine client at target, the pod's volume directory (the
+// simulated cloud's mount.nfs: the client needs
 // nfs-common, the server must export path to the client's address) and
 // returns nil, or an error whose message is mount's output ("mount:
 // ...: bad option; for several filesystems (e.g. nfs, cifs) you might
@@ -145,7 +146,7 @@ func (w *World) SetClock(now func() time.Time) {
 // model's at the next [World.Sync]). Without a mounter (the default, or
 // nil) every NFS mount succeeds. It may be called at any time: each
 // mount reads the mounter of the moment.
-func (w *World) SetNFSMounter(mount func(ctx context.Context, client *ubuntu.Machine, server, path string) error) {
+func (w *World) SetNFSMounter(mount func(ctx context.Context, client *ubuntu.Machine, server, path, target string) error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.mountNFS = mount
@@ -155,8 +156,8 @@ func (w *World) SetNFSMounter(mount func(ctx context.Context, client *ubuntu.Mac
 // world's mounter applied to the machine whose kubelet is node (a member
 // of c that is not gone). A node no machine of the world runs cannot
 // mount.
-func (w *World) kubeletMountNFS(c *Cluster) func(ctx context.Context, node, server, path string) error {
-	return func(ctx context.Context, node, server, path string) error {
+func (w *World) kubeletMountNFS(c *Cluster) func(ctx context.Context, node, server, path, target string) error {
+	return func(ctx context.Context, node, server, path, target string) error {
 		w.mu.Lock()
 		mount := w.mountNFS
 		var client *ubuntu.Machine
@@ -172,7 +173,7 @@ func (w *World) kubeletMountNFS(c *Cluster) func(ctx context.Context, node, serv
 		if client == nil {
 			return fmt.Errorf("no machine runs the kubelet of node %q", node)
 		}
-		return mount(ctx, client, server, path)
+		return mount(ctx, client, server, path, target)
 	}
 }
 
