@@ -46,10 +46,11 @@ type ExtensionOptions struct {
 	PVTimeout time.Duration
 }
 
-// Extensions returns the pv-k8s-cluster spec's work as an extension of a
-// Kubernetes cluster's hooks (kubeadm's, kubespray's; see
-// [plumbing.Extension]), with the storage server as its own VM; no
-// storage_server, no extension:
+// Extensions returns the pv-k8s-cluster spec's work as two extensions of
+// a Kubernetes cluster's hooks (kubeadm's, kubespray's; see
+// [plumbing.Extension]): the NFS client on the nodes ([StepClient]), and
+// the storage server, its own VM, with the PersistentVolumes on it
+// ([StepStorage]); no storage_server, no extensions:
 //
 //   - Check (before anything changes, when the hook will set up the
 //     storage server): every volume_resource_id is a Cinder volume of the
@@ -80,12 +81,14 @@ func (p StorageParams) Extensions(pkg *lcm.Package, opts ExtensionOptions) plumb
 	}
 	x := &storage{params: p, server: *s, pkg: pkg, opts: opts}
 	return plumbing.Extensions{{
-		Name:  StepStorage,
-		VMs:   s.VMs(),
-		Check: x.check,
+		Name: StepClient,
 		BeforeJoin: func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
 			return InstallNFSClient(ctx, h, system.PackagesOptions{})
 		},
+	}, {
+		Name:  StepStorage,
+		VMs:   s.VMs(),
+		Check: x.check,
 		Ready: func(ctx context.Context, r *plumbing.Runner, c plumbing.Cluster) error {
 			return x.setUp(ctx, r, c, c.WithRole(lcm.RoleStorage))
 		},

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"path"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -21,6 +22,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/nfs"
 	"github.com/mgmtkit/mgmtkit/plumbing"
+	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 	"github.com/mgmtkit/mgmtkit/samples"
 )
 
@@ -221,44 +223,119 @@ func TestBadStorageInputRunsNothing(t *testing.T) {
 }
 
 // TestStorageStepsConvergeAfterAFault: a fault in each storage step
-// fails instantiate_end; run again, it converges: the volume formatted
+// fails instantiate_end in that step (a dropped connection is ridden out
+// by a redial instead); run again, it converges: the volume formatted
 // once, the exports and PersistentVolumes there, every node a client.
 func TestStorageStepsConvergeAfterAFault(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		inject func(w *pvWorld)
+		// failsIn is the step the first run fails in; "" when it rides
+		// the fault out.
+		failsIn string
 	}{
 		{"mkfs fails", func(w *pvWorld) {
 			w.storage().SSH.FailProgram("mkfs.ext4", 1, 1, "mkfs.ext4: Device or resource busy while setting up superblock")
-		}},
-		{"mount fails", func(w *pvWorld) { w.storage().SSH.FailProgram("mount", 1, 32, "mount: /volume: wrong fs type") }},
+		}, nfs.StepStorage},
+		{"mount fails", func(w *pvWorld) { w.storage().SSH.FailProgram("mount", 1, 32, "mount: /volume: wrong fs type") }, nfs.StepStorage},
 		{"the NFS server's install fails", func(w *pvWorld) {
 			w.storage().SSH.FailProgram("apt-get", 1, 100, "E: Failed to fetch http://archive.ubuntu.com/ubuntu/pool/main/n/nfs-utils/nfs-kernel-server.deb  Connection timed out")
-		}},
-		{"exportfs hangs", func(w *pvWorld) { w.storage().SSH.HangProgram("exportfs", 1) }},
-		{"the connection drops during the exports", func(w *pvWorld) { w.storage().SSH.DropConnectionDuring(12) }},
+		}, nfs.StepStorage},
+		{"exportfs hangs", func(w *pvWorld) { w.storage().SSH.HangProgram("exportfs", 1) }, nfs.StepStorage},
+		{"the connection drops during the exports", func(w *pvWorld) { w.storage().SSH.DropConnectionDuring(12) }, ""},
 		{"a worker's client install fails", func(w *pvWorld) {
-			w.cluster.HostsWithRole(lcm.RoleWorker)[0].SSH.FailProgram("apt-get", 3, 100, "E: Unable to locate package nfs-common")
-		}},
+			// containerd is there (the shape below), so the worker's
+			// first apt-get is the NFS client's.
+			w.cluster.HostsWithRole(lcm.RoleWorker)[0].SSH.FailProgram("apt-get", 1, 100, "E: Failed to fetch http://archive.ubuntu.com/ubuntu/dists/jammy/InRelease  Connection timed out")
+		}, nfs.StepClient},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			w := newPV(t, nil, nil, sim.ClusterShape{Masters: 1, Workers: 1})
+			w := newPV(t, nil, nil, sim.ClusterShape{Masters: 1, Workers: 1, Packages: []string{"containerd"}})
 			tc.inject(w)
-			// A hung command holds the hook until the VNFM's deadline.
+			// A hung command holds the hook until the VNFM's deadline:
+			// here, once it has hung.
 			ctx := w.ctx
 			var cancel context.CancelFunc
-			w.ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
-			if _, err := w.instantiate(); err == nil {
-				t.Logf("%s: the first run rode it out", tc.name)
-			}
+			w.ctx, cancel = context.WithCancel(ctx)
+			go cancelWhenHung(w.ctx, cancel, w.storage().SSH, "exportfs")
+			_, err := w.instantiate()
 			cancel()
 			w.ctx = ctx
+			var he *lcm.HostError
+			switch {
+			case tc.failsIn == "" && err != nil:
+				t.Fatalf("the first run: %v", err)
+			case tc.failsIn == "" && w.storage().SSH.Dials() < 2:
+				t.Fatalf("the storage server was dialed %d times: the connection did not drop", w.storage().SSH.Dials())
+			case tc.failsIn != "" && (!errors.As(err, &he) || he.Step != tc.failsIn):
+				t.Fatalf("the first run: %v, want it to fail in %s", err, tc.failsIn)
+			}
 			if _, err := w.instantiate(); err != nil {
 				t.Fatalf("the second run: %v\n%s", err, w.log)
 			}
 			w.assertStorage()
 		})
 	}
+}
+
+// cancelWhenHung calls cancel once a run of program on srv has started
+// and not finished for a while: the VNFM's deadline for a hook that hangs.
+func cancelWhenHung(ctx context.Context, cancel context.CancelFunc, srv *sshtest.Server, program string) {
+	for {
+		for _, c := range srv.Calls() {
+			if len(c.Args) > 0 && path.Base(c.Args[0]) == program && c.Exit == -1 {
+				time.Sleep(200 * time.Millisecond)
+				cancel()
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// TestRegistrationLeavesAnotherOwnersVolume: a PersistentVolume of one of
+// the manifests' names that this VNF did not register stops the
+// registration, naming it, and is left as it is; once its owner removed
+// it, the hook converges.
+func TestRegistrationLeavesAnotherOwnersVolume(t *testing.T) {
+	t.Parallel()
+	w := newPV(t, nil, nil, sim.ClusterShape{Masters: 1, Workers: 1})
+	if _, err := w.instantiate(); err != nil {
+		t.Fatal(err)
+	}
+	m := w.cluster.HostsWithRole(lcm.RoleMaster)[0]
+	h, err := w.cloud.Connect(w.ctx, m.Node(), m.Login.User, m.Login.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	k := kubeapi.Kubectl{Host: h}
+	if _, err := k.Delete(w.ctx, "persistentvolume", "", "nfs-pv2"); err != nil {
+		t.Fatal(err)
+	}
+	foreign := "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: nfs-pv2\n  annotations: {" + nfs.OwnerAnnotation + ": another-vnf}\nspec:\n  capacity: {storage: 2Gi}\n  accessModes: [ReadWriteMany]\n  nfs: {server: 192.0.2.9, path: /elsewhere}\n"
+	if _, err := k.Apply(w.ctx, []byte(foreign)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.instantiate()
+	var he *lcm.HostError
+	if !errors.As(err, &he) || he.Step != nfs.StepRegisterPV || !strings.Contains(err.Error(), "PersistentVolume nfs-pv2 exists and was not registered by this VNF") {
+		t.Fatalf("err = %v, want the registration refused naming nfs-pv2", err)
+	}
+	if pv := w.pvs()["nfs-pv2"]; pv.Spec.NFS == nil || pv.Spec.NFS.Server != "192.0.2.9" {
+		t.Fatalf("the other owner's volume was changed: %+v", pv.Spec.NFS)
+	}
+	if _, err := k.Delete(w.ctx, "persistentvolume", "", "nfs-pv2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.instantiate(); err != nil {
+		t.Fatal(err)
+	}
+	w.assertStorage()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/nfs"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 	"github.com/mgmtkit/mgmtkit/samples"
 )
 
@@ -65,7 +66,7 @@ func planPV(t *tour, s scenario) ([]step, error) {
 		t.nodeTable(d, clusterSize(d)),
 		t.pvTable(d, func() string { return storageVM().NICAddress }, corev1.VolumeAvailable),
 		t.clusterHook(d, lcm.InstantiateEnd, "the same again: nothing to change (no mkfs, no exportfs -ra)", true, instantiate),
-		{d.label, hookOperator, "a user's pod claims a volume (storageClassName \"\") and writes to it", func(ctx context.Context) ([]string, []string, error) {
+		{d.label, hookOperator, "a user's pod claims a volume (storageClassName \"\") and writes to it as uid 1000", func(ctx context.Context) ([]string, []string, error) {
 			storage = storageVM()
 			node, pv, err := t.runClaim(ctx, d, "data", "")
 			if err != nil {
@@ -73,11 +74,27 @@ func planPV(t *tour, s scenario) ([]step, error) {
 			}
 			claimed = pv
 			dir := pvDirs[pv]
-			if err := storage.FS().WriteFile(dir+"/data.txt", []byte(data), 0o644); err != nil {
+			t.printf("  pod default/data runs on %s; claim default/data is Bound to %s (%s:%s)\n", node, pv, storage.NICAddress, dir)
+			worker := nodeHost(d, node)
+			if worker == nil {
+				return nil, nil, fmt.Errorf("no VM runs node %s", node)
+			}
+			// The pod's write, as its kubelet's NFS mount carries it: a
+			// non-root user, squashed to nobody by the export.
+			export, err := t.cloud.OpenNFS(ctx, worker.Machine, storage.NICAddress, dir, "/var/lib/kubelet/pods/data/volumes/kubernetes.io~nfs/"+pv)
+			if err != nil {
 				return nil, nil, err
 			}
-			t.printf("  pod default/data runs on %s; claim default/data is Bound to %s (%s:%s)\n", node, pv, storage.NICAddress, dir)
-			return []string{node, storage.Resource}, []string{storage.Resource}, nil
+			if err := export.WriteFile("data.txt", []byte(data), 1000, 1000); err != nil {
+				return nil, nil, fmt.Errorf("the pod's write: %w", err)
+			}
+			fi, err := storage.FS().Stat(dir + "/data.txt")
+			if err != nil {
+				return nil, nil, err
+			}
+			uid, gid := sshtest.Owner(fi)
+			t.printf("  %s:%s/data.txt written by uid 1000, owned by %d:%d on the server (all_squash)\n", storage.NICAddress, dir, uid, gid)
+			return []string{worker.Resource, storage.Resource}, []string{storage.Resource}, nil
 		}},
 		{d.label, hookVIM, "heal the storage server's VNFC: resolve it", func(ctx context.Context) ([]string, []string, error) {
 			inst = d.vnf.Instance()
@@ -161,6 +178,16 @@ func planPV(t *tour, s scenario) ([]step, error) {
 		t.pvTable(d, func() string { return storageVM().NICAddress }, corev1.VolumeAvailable, corev1.VolumeBound),
 	}
 	return steps, nil
+}
+
+// nodeHost returns the VM of the cluster's node called name, nil if none.
+func nodeHost(d *deployed, name string) *sim.Host {
+	for _, h := range d.vnf.Hosts() {
+		if (h.Role == lcm.RoleMaster || h.Role == lcm.RoleWorker) && kubeadm.NodeName(h.Role, h.NICAddress) == name {
+			return h
+		}
+	}
+	return nil
 }
 
 // pvDirs are the directories the sample package's PersistentVolumes

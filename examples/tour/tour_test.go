@@ -67,17 +67,17 @@ func TestTourRunsEveryScenario(t *testing.T) {
 			t.Errorf("scenario %s ran no operation", s)
 		}
 	}
-	// registry VDU; cir 3+2; pv 3+2+storage; kubespray 3+2+LB+Ansible; scale 3+2 +2 -1.
-	if n := len(r.World.Hosts); n != 1+5+6+7+6 {
-		t.Errorf("%d hosts in the world, want 25", n)
+	// registry VDU; cir 3+2; pv 1+2+storage +1; kubespray 3+2+LB+Ansible; scale 3+2 +2 -1.
+	if n := len(r.World.Hosts); n != 1+5+5+7+6 {
+		t.Errorf("%d hosts in the world, want 24", n)
 	}
 	for _, h := range r.World.Hosts {
 		if h.VNF == "" {
 			t.Errorf("host %s belongs to no VNF", h.Resource)
 		}
 	}
-	if r.World.Retired != 10 {
-		t.Errorf("%d retired hosts, want 10 (the registry VM's heal, one scale-in, a worker's and a master's heal, the entire heal's 6)", r.World.Retired)
+	if r.World.Retired != 11 {
+		t.Errorf("%d retired hosts, want 11 (the registry VM's heal, the storage server's heal, one scale-in, a worker's and a master's heal, the entire heal's 6)", r.World.Retired)
 	}
 	// The cir scenario ends with every node pulling from both registries.
 	var pulls int
@@ -498,5 +498,39 @@ func TestTourReportsAHookRejection(t *testing.T) {
 	code, out, stderr = runTour(t, "-scenario", "cir", "-request", body)
 	if code != exitRejected || !strings.Contains(out, "rejected, no change made: ") || !strings.Contains(out, "rejected by cir-cluster instantiate_end, no change made: ") {
 		t.Errorf("human: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+}
+
+// TestTourKeepsARequestsExports: a -request body keeps its values; the
+// spec's export_to (10.10.0.0/24, the spec's node network) admits none
+// of the simulated nodes, which only Heat can tell: the storage
+// extension's check refuses it in instantiate_end before any command,
+// with the field's path, and the tour exits 2.
+func TestTourKeepsARequestsExports(t *testing.T) {
+	const field = "k8s_cluster_installation_param.storage_server.nfs_server_setup_params[0].export_to"
+	b, err := sim.SpecRequest(samples.InstantiatePVCluster, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = samples.Patch(b, map[string]any{
+		"additionalParams.k8s_cluster_installation_param.cni_manifest_path":    sim.SampleCNIManifest,
+		"additionalParams.k8s_cluster_installation_param.master_node.pod_cidr": sim.SamplePodCIDR,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	body := writeRequest(t, samples.InstantiatePVCluster, b)
+	code, out, stderr := runTour(t, "-scenario", "pv", "-request", body, "-json")
+	if code != exitRejected {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitRejected, out, stderr)
+	}
+	r := decodeReport(t, out)
+	sc := r.Scenarios[0]
+	if sc.RejectedBy != "pv-cluster "+string(lcm.InstantiateEnd) || !strings.Contains(sc.Error, field+": 10.10.0.0/24 admits none of the cluster's nodes") {
+		t.Errorf("scenario %+v, want it rejected by pv-cluster's instantiate_end at %s", sc, field)
+	}
+	for _, op := range r.Operations {
+		if op.Status == StatusRejected && op.Commands != 0 {
+			t.Errorf("the rejected %s %s ran %d commands", op.VNF, op.Hook, op.Commands)
+		}
 	}
 }

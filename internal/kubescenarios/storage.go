@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/nfs"
+	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 	"github.com/mgmtkit/mgmtkit/samples"
 )
 
@@ -213,15 +214,26 @@ func StorageLifecycle(t *testing.T, opts sim.Options) {
 		t.Errorf("the pod runs on %s, want the worker %s", on, worker)
 	}
 	dir := samplePVs[bound]
-	if err := storage.FS().WriteFile(dir+"/kept.txt", []byte("written before the heal\n"), 0o644); err != nil {
+	// The pod's write, as a non-root user through the worker's NFS
+	// mount: the export squashes it to nobody, who owns the directory.
+	export, err := c.Cloud.OpenNFS(c.Ctx, workers[0].Machine, storage.NICAddress, dir, "/mnt")
+	if err != nil {
 		t.Fatal(err)
+	}
+	if err := export.WriteFile("kept.txt", []byte("written before the heal\n"), 1000, 1000); err != nil {
+		t.Fatalf("a non-root pod's write: %v", err)
+	}
+	if fi, err := storage.FS().Stat(dir + "/kept.txt"); err != nil {
+		t.Fatal(err)
+	} else if uid, gid := sshtest.Owner(fi); uid != 65534 || gid != 65534 {
+		t.Errorf("the pod's file is owned by %d:%d on the server, want nobody:nogroup (all_squash)", uid, gid)
 	}
 
 	// The storage server's heal is refused while the volume is Bound.
 	inst := c.VNF.Instance()
 	req := lcm.HealVnfRequest{VnfcInstanceID: []string{VnfcOf(inst, storage.ServerID)}}
 	c.Op.Instance = inst
-	_, err := c.Hooks.HealStart(c.Ctx, lcm.HealStart, c.Op, req)
+	_, err = c.Hooks.HealStart(c.Ctx, lcm.HealStart, c.Op, req)
 	var inUse *nfs.InUseError
 	if !errors.As(err, &inUse) || inUse.Bound[bound] != "default/data" || !strings.Contains(err.Error(), bound) || !strings.Contains(err.Error(), "default/data") {
 		t.Fatalf("heal_start of the storage server with %s Bound: %v, want an InUseError naming it and default/data", bound, err)
