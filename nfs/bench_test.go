@@ -92,6 +92,11 @@ func BenchmarkNFSClient(b *testing.B) {
 			if _, err := h.Run(s.ctx, remote.Cmd{Args: []string{"true"}, Sudo: true}); err != nil {
 				b.Fatal(err)
 			}
+			if !fresh {
+				if _, err := nfs.InstallNFSClient(s.ctx, h, system.PackagesOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
 			cmds := 0
 			for b.Loop() {
 				if fresh {

@@ -236,6 +236,16 @@ func RegisterPV(ctx context.Context, k kubeapi.Kubectl, pv PV, server string, op
 	}
 	res = res.And(r)
 	var phase corev1.PersistentVolumePhase
+	if !res.Changed && cur != nil {
+		// Nothing changed: the phase read before is the phase now.
+		phase = cur.Status.Phase
+	}
+	switch phase {
+	case corev1.VolumeAvailable, corev1.VolumeBound:
+		return res, nil
+	case corev1.VolumeReleased:
+		return res.And(releasedNote(pv.Name)), nil
+	}
 	err = system.Wait(ctx, "PersistentVolume "+pv.Name+" to be Available", opts.timeout(), pvPollInterval, func(ctx context.Context) (bool, error) {
 		cur, err := getPV(ctx, k, pv.Name)
 		switch {
@@ -257,9 +267,14 @@ func RegisterPV(ctx context.Context, k kubeapi.Kubectl, pv PV, server string, op
 		return res, fmt.Errorf("nfs: %w", err)
 	}
 	if phase == corev1.VolumeReleased {
-		res.Detail = strings.TrimPrefix(res.Detail+"; ", "; ") + "PersistentVolume " + pv.Name + " is Released: its claim was deleted and its data kept (Retain); delete its spec.claimRef to make it Available again"
+		res = res.And(releasedNote(pv.Name))
 	}
 	return res, nil
+}
+
+// releasedNote says, in a result, why a PersistentVolume stays Released.
+func releasedNote(name string) lcm.Result {
+	return lcm.Result{Detail: "PersistentVolume " + name + " is Released: its claim was deleted and its data kept (Retain); delete its spec.claimRef to make it Available again"}
 }
 
 // timeout returns the waits' bound.
