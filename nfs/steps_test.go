@@ -29,10 +29,20 @@ type storageVM struct {
 
 func newStorageVM(t testing.TB) *storageVM {
 	t.Helper()
+	return buildStorageVM(t, func(cloud *sim.Cloud) (sim.Topology, error) {
+		_, topo, err := cloud.SampleCluster(samples.InstantiatePVCluster, sim.ClusterShape{Masters: 1})
+		return topo, err
+	})
+}
+
+// buildStorageVM builds the VNF plan makes in a new cloud, connects to its
+// storage server and resolves its volume storage_server_volume.
+func buildStorageVM(t testing.TB, plan func(cloud *sim.Cloud) (sim.Topology, error)) *storageVM {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	cloud := sim.Start(t, sim.Options{})
-	_, topo, err := cloud.SampleCluster(samples.InstantiatePVCluster, sim.ClusterShape{Masters: 1})
+	topo, err := plan(cloud)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,18 +50,25 @@ func newStorageVM(t testing.TB) *storageVM {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &storageVM{t: t, ctx: ctx, cloud: cloud, vnf: v, host: v.HostsWithRole(lcm.RoleStorage)[0]}
+	s := &storageVM{t: t, ctx: ctx, cloud: cloud, vnf: v, host: v.HostsWithRole(lcm.RoleStorage)[0], vol: nfs.Volume{MountTo: "/volume"}}
 	s.connect()
-	hc, err := cloud.HeatClient(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hv, err := hc.Volume(ctx, v.StackName(), "storage_server_volume")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.vol = nfs.Volume{ID: hv.ID, Device: hv.Device, MountTo: "/volume"}
+	s.resolveVolume()
 	return s
+}
+
+// resolveVolume reads the volume's ID and device from Heat, as the hooks
+// do.
+func (s *storageVM) resolveVolume() {
+	s.t.Helper()
+	hc, err := s.cloud.HeatClient(s.ctx)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	hv, err := hc.Volume(s.ctx, s.vnf.StackName(), "storage_server_volume")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.vol.ID, s.vol.Device = hv.ID, hv.Device
 }
 
 // connect connects to the storage server's current VM.
@@ -319,27 +336,12 @@ func TestSetupVolumeRefusesWhatItWouldOverwrite(t *testing.T) {
 // data gone with it.
 func TestSetupVolumeWaitsForALateSCSIDisk(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cloud := sim.Start(t, sim.Options{})
-	v, err := cloud.Build(sim.Topology{Servers: []sim.ServerSpec{{
-		Role: lcm.RoleStorage, Name: "storage_server", SSHCP: "storage_server_CP", Login: sim.Login{User: "ubuntu", Password: "ubuntu"},
-		Volumes: []sim.VolumeSpec{{Resource: "storage_server_volume", Bus: ubuntu.BusSCSI, ReportedDevice: "/dev/vdb"}},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &storageVM{t: t, ctx: ctx, cloud: cloud, vnf: v, host: v.Hosts()[0]}
-	s.connect()
-	hc, err := cloud.HeatClient(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hv, err := hc.Volume(ctx, v.StackName(), "storage_server_volume")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.vol = nfs.Volume{ID: hv.ID, Device: hv.Device, MountTo: "/volume"}
+	s := buildStorageVM(t, func(*sim.Cloud) (sim.Topology, error) {
+		return sim.Topology{Servers: []sim.ServerSpec{{
+			Role: lcm.RoleStorage, Name: "storage_server", SSHCP: "storage_server_CP", Login: sim.Login{User: "ubuntu", Password: "ubuntu"},
+			Volumes: []sim.VolumeSpec{{Resource: "storage_server_volume", Bus: ubuntu.BusSCSI, ReportedDevice: "/dev/vdb"}},
+		}}}, nil
+	})
 	disk := s.host.Disks["/dev/sda"]
 	disk.DelayUdev(1)
 	res, cmds, err := s.setup()
@@ -353,16 +355,13 @@ func TestSetupVolumeWaitsForALateSCSIDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	healed, err := v.Heal(s.host.ServerID, sim.HealOptions{NewVolumes: true})
+	healed, err := s.vnf.Heal(s.host.ServerID, sim.HealOptions{NewVolumes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.host = healed
 	s.connect()
-	if hv, err = hc.Volume(ctx, v.StackName(), "storage_server_volume"); err != nil {
-		t.Fatal(err)
-	}
-	s.vol.ID = hv.ID
+	s.resolveVolume()
 	if _, _, err := s.setup(); err != nil {
 		t.Fatal(err)
 	}

@@ -90,20 +90,29 @@ func newCIR(t testing.TB, clusterReq *lcm.InstantiateVnfRequest, shape sim.Clust
 	if shape.Packages == nil {
 		shape.Packages = []string{"docker.io", "cri-tools"}
 	}
-	p, err := drivers.DecodeClusterParams(clusterReq.AdditionalParams, pkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctopo, err := sim.KubernetesCluster(p, shape, clusterReq.AdditionalParams)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cluster, err := cloud.Build(ctopo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster := buildCluster(t, cloud, clusterReq, shape)
 	return &cir{t: t, ctx: ctx, cloud: cloud, pkg: pkg, cluster: cluster, req: clusterReq,
 		driver: &drivers.ClusterDriver{Cluster: kubeadm.Hooks{Plumbing: pl}}, log: log}
+}
+
+// buildCluster builds in cloud the VMs of the Kubernetes cluster VNF
+// req describes (its parameters decoded against the sample VNF package),
+// with shape.
+func buildCluster(t testing.TB, cloud *sim.Cloud, req *lcm.InstantiateVnfRequest, shape sim.ClusterShape) *sim.VNF {
+	t.Helper()
+	p, err := drivers.DecodeClusterParams(req.AdditionalParams, lcm.NewPackage(samples.VNFPackage()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := sim.KubernetesCluster(p, shape, req.AdditionalParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, err := cloud.Build(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cluster
 }
 
 func (c *cir) close() { c.cloud.Close() }

@@ -59,18 +59,7 @@ func newPV(t *testing.T, req *lcm.InstantiateVnfRequest, pkg *lcm.Package, shape
 	}
 	// The topology comes from the sample's parameters: a request under
 	// test may be one the driver refuses.
-	p, err := drivers.DecodeClusterParams(request(t, samples.InstantiatePVCluster).AdditionalParams, lcm.NewPackage(samples.VNFPackage()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo, err := sim.KubernetesCluster(p, shape, req.AdditionalParams)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cluster, err := cloud.Build(topo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster := buildCluster(t, cloud, request(t, samples.InstantiatePVCluster), shape)
 	return &pvWorld{t: t, ctx: ctx, cloud: cloud, pkg: pkg, cluster: cluster, req: req, log: log,
 		driver: &drivers.ClusterDriver{Cluster: kubeadm.Hooks{Plumbing: plumbing.Config{SSH: cloud.SSHConfigFunc(logger)}}}}
 }
