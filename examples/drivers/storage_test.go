@@ -57,9 +57,13 @@ func newPV(t *testing.T, req *lcm.InstantiateVnfRequest, pkg *lcm.Package, shape
 	if pkg == nil {
 		pkg = lcm.NewPackage(samples.VNFPackage())
 	}
-	// The topology comes from the sample's parameters: a request under
-	// test may be one the driver refuses.
-	cluster := buildCluster(t, cloud, request(t, samples.InstantiatePVCluster), shape)
+	// The topology comes from the request's parameters (its logins),
+	// or the sample's for a request under test that the driver refuses.
+	topoReq := req
+	if _, err := drivers.DecodeClusterParams(req.AdditionalParams, lcm.NewPackage(samples.VNFPackage())); err != nil {
+		topoReq = request(t, samples.InstantiatePVCluster)
+	}
+	cluster := buildCluster(t, cloud, topoReq, shape)
 	return &pvWorld{t: t, ctx: ctx, cloud: cloud, pkg: pkg, cluster: cluster, req: req, log: log,
 		driver: &drivers.ClusterDriver{Cluster: kubeadm.Hooks{Plumbing: plumbing.Config{SSH: cloud.SSHConfigFunc(logger)}}}}
 }
@@ -327,4 +331,51 @@ func TestRegistrationLeavesAnotherOwnersVolume(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.assertStorage()
+}
+
+// TestTheStoragePasswordNeverLeaves: the storage server's login password
+// is in no command line, argv, log line or error, also when a step fails.
+func TestTheStoragePasswordNeverLeaves(t *testing.T) {
+	t.Parallel()
+	const secret = "St0rage-Pa55-w0rd"
+	req := request(t, samples.InstantiatePVCluster)
+	body, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err = samples.Patch(body, map[string]any{"additionalParams.k8s_cluster_installation_param.storage_server.password": secret}); err != nil {
+		t.Fatal(err)
+	}
+	var withSecret lcm.InstantiateVnfRequest
+	if err := json.Unmarshal(body, &withSecret); err != nil {
+		t.Fatal(err)
+	}
+	w := newPV(t, &withSecret, nil, sim.ClusterShape{Masters: 1, Workers: 1})
+	if w.storage().Login.Password != secret {
+		t.Fatal("the storage server's VM does not take the request's password")
+	}
+	w.storage().SSH.FailProgram("exportfs", 1, 1, "exportfs: /etc/exports.d/mgmtkit.exports:1: unknown keyword \"bogus\"")
+	_, err = w.instantiate()
+	if err == nil {
+		t.Fatal("the injected exportfs failure went unnoticed")
+	}
+	if _, err := w.instantiate(); err != nil {
+		t.Fatalf("the second run: %v", err)
+	}
+	w.assertStorage()
+	if strings.Contains(err.Error(), secret) || strings.Contains(w.log.String(), secret) {
+		t.Errorf("the error or the log shows the password")
+	}
+	for _, h := range w.cloud.Hosts() {
+		for _, e := range h.SSH.Transcript() {
+			if strings.Contains(e.Command, secret) {
+				t.Errorf("%s: command %q shows the password", h.Resource, e.Command)
+			}
+		}
+		for _, c := range h.SSH.Calls() {
+			if strings.Contains(strings.Join(c.Args, " "), secret) {
+				t.Errorf("%s: argv %q shows the password", h.Resource, c.Args)
+			}
+		}
+	}
 }
