@@ -106,7 +106,7 @@ type storage struct {
 	opts   ExtensionOptions
 }
 
-// paramPath is the path of a key of storage_server in the request.
+// paramPath is the full path of a key below k8s_cluster_installation_param.
 func paramPath(rest string) string { return ClusterParamKey + "." + rest }
 
 // check is the extension's Check.
@@ -114,6 +114,9 @@ func (x *storage) check(ctx context.Context, r *plumbing.Runner, vms []lcm.Node)
 	var probs []lcm.Problem
 	add := func(path, format string, args ...any) {
 		probs = append(probs, lcm.Problem{Path: paramPath(path), Message: fmt.Sprintf(format, args...)})
+	}
+	if len(x.params.PVRegistrationParams) > 0 && x.opts.Instance == "" {
+		return errors.New("nfs: ExtensionOptions.Instance is required to register PersistentVolumes: it is their owner")
 	}
 	servers := lcm.NodesWithRole(vms, lcm.RoleStorage)
 	if len(servers) != 1 {
