@@ -155,8 +155,16 @@ func (v *exportfsView) run(t *testing.T, args ...string) (int, []byte, []byte) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, v.prog, args...)
-	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
+	return runCommand(t, cmd)
+}
+
+// runCommand runs cmd in the C locale with a plain PATH and returns its
+// exit status, standard output and standard error, failing t when it
+// cannot run.
+func runCommand(t *testing.T, cmd *exec.Cmd) (int, []byte, []byte) {
+	t.Helper()
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -167,7 +175,7 @@ func (v *exportfsView) run(t *testing.T, args ...string) (int, []byte, []byte) {
 	case errors.As(err, &exit) && exit.ExitCode() >= 0:
 		return exit.ExitCode(), stdout.Bytes(), stderr.Bytes()
 	}
-	t.Fatalf("exportfs %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+	t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr.Bytes())
 	return 0, nil, nil
 }
 
@@ -418,22 +426,10 @@ func (v *volume) run(t *testing.T, input string, prog string, args ...string) (i
 	defer cancel()
 	cmd := exec.CommandContext(ctx, need(t, prog), args...)
 	cmd.Dir = v.dir
-	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
 	if input != "" {
 		cmd.Stdin = strings.NewReader(input)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, stdout.Bytes(), stderr.Bytes()
-	case errors.As(err, &exit) && exit.ExitCode() >= 0:
-		return exit.ExitCode(), stdout.Bytes(), stderr.Bytes()
-	}
-	t.Fatalf("%s %s: %v", prog, strings.Join(args, " "), err)
-	return 0, nil, nil
+	return runCommand(t, cmd)
 }
 
 // must is run that fails t unless prog exits 0.
