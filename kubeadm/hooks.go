@@ -615,6 +615,9 @@ func (r *run) addNodes(ctx context.Context, nodes []lcm.Node) error {
 	if err := r.join(ctx, k, cp, nodes); err != nil {
 		return err
 	}
+	if err := r.op.Extensions.Joined(ctx, r.Runner, cluster(k, cp, r.topo), nodes); err != nil {
+		return err
+	}
 	if err := r.hosts(ctx, others.Nodes(), r.topo); err != nil {
 		return err
 	}

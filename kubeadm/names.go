@@ -1,42 +1,16 @@
 package kubeadm
 
 import (
-	"net/netip"
-	"strings"
-
+	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/system"
 )
 
 // NodeName returns the Kubernetes node name, which is also the host name,
 // of the node of role whose cluster (NIC) address is nicAddress:
-// "master-10-0-0-5", "worker-10-0-0-12"; an IPv6 address has its colons
-// written as dashes ("worker-fd00--12"). Unlike the reference's
-// master<last octet>, the name is unique per address, so two nodes in
-// different /24s never collide.
-//
-// A valid address is written in its canonical form (netip), so
-// "10.0.0.05" and "10.0.0.5" give one name; an IPv4-mapped IPv6 address
-// is written as its IPv4 address. Anything else is used as given, lower
-// case, with every character that a host name cannot hold replaced by a
-// dash: NodeName never fails, and callers pass addresses Heat reported.
-func NodeName(role lcm.Role, nicAddress string) string {
-	addr := nicAddress
-	if a, err := netip.ParseAddr(nicAddress); err == nil {
-		addr = a.Unmap().WithZone("").String()
-	}
-	var b strings.Builder
-	b.WriteString(string(role))
-	b.WriteByte('-')
-	for _, r := range strings.ToLower(addr) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	return strings.TrimRight(b.String(), "-")
-}
+// [kubeapi.NodeName], the one naming every cluster of mgmtkit's uses,
+// kubeadm's and kubespray's.
+func NodeName(role lcm.Role, nicAddress string) string { return kubeapi.NodeName(role, nicAddress) }
 
 // ClusterHosts returns the lines of the cluster's /etc/hosts block (see
 // [PrepareNode] and [UpdateHosts]): each master's and worker's cluster

@@ -2,6 +2,7 @@ package kubeapi
 
 import (
 	"fmt"
+	"net/netip"
 	"regexp"
 	"strings"
 
@@ -108,4 +109,35 @@ func clip(s string) string {
 		return s
 	}
 	return s[:100] + "…"
+}
+
+// NodeName returns the Kubernetes node name, which is also the host name,
+// of the node of role whose cluster (NIC) address is nicAddress:
+// "master-10-0-0-5", "worker-10-0-0-12"; an IPv6 address has its colons
+// written as dashes ("worker-fd00--12"). Unlike the reference's
+// master<last octet>, the name is unique per address, so two nodes in
+// different /24s never collide.
+//
+// A valid address is written in its canonical form (netip), so
+// "10.0.0.05" and "10.0.0.5" give one name; an IPv4-mapped IPv6 address
+// is written as its IPv4 address. Anything else is used as given, lower
+// case, with every character that a host name cannot hold replaced by a
+// dash: NodeName never fails, and callers pass addresses Heat reported.
+// kubeadm's and kubespray's clusters name their nodes so.
+func NodeName(role lcm.Role, nicAddress string) string {
+	addr := nicAddress
+	if a, err := netip.ParseAddr(nicAddress); err == nil {
+		addr = a.Unmap().WithZone("").String()
+	}
+	var b strings.Builder
+	b.WriteString(string(role))
+	b.WriteByte('-')
+	for _, r := range strings.ToLower(addr) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return strings.TrimRight(b.String(), "-")
 }

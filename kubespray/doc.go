@@ -8,9 +8,37 @@
 // driver embeds in its own parameter struct next to the other domain
 // packages' parts: master_node, worker_node and proxy are kubeadm's types
 // (this package may use them, as the spec nests them in the same object),
-// external_lb_param is package lb's. The issue that created the package
-// brings its parameter types, their validation and their tests; the steps
-// (inventory, playbook runs, node removal) come with their own issue.
+// external_lb_param is package lb's.
+//
+// # Hooks
+//
+// [Hooks] is the cluster's lifecycle, a hooks type of its own on the
+// shared hook runner (not a mode of package kubeadm's): mgmtkit never
+// configures a node itself; it renders the inventory from Heat's VMs
+// ([Inventory], [GroupVars], [LoginFiles], [KnownHosts]), prepares the
+// Ansible server ([Detect], [PrepareInventory]), runs kubespray's
+// playbooks there ([RunPlaybook]) and judges them by their exit status
+// and PLAY RECAP ([RecapParser], [Recap.Judge]), and runs the other
+// packages' extensions at their moments ([plumbing.Extension]). What
+// Tacker's reference driver does wrong and this package does not:
+//
+//   - kubespray and ansible-core are read before anything runs, and a
+//     version kubespray's own assert would refuse after minutes of fact
+//     gathering is refused at once, naming both ([CheckCore]);
+//   - playbooks run from kubespray_root_path with its ansible.cfg (its
+//     fact cache, which scale.yml --limit needs since v2.27), without a
+//     terminal, with the inventory's parse failures fatal;
+//   - host keys are verified: a known_hosts of the nodes' keys (those
+//     mgmtkit itself verified) is written beside the inventory and
+//     Ansible checks against it; ~/.ssh/known_hosts is never touched;
+//   - the nodes' passwords are in a 0600 vars file, never on a command
+//     line; https_proxy is https_proxy, not a copy of http_proxy;
+//   - remove-node.yml is always given the node (before v2.28 a missing
+//     node removed every node) and its confirmation as variables, never
+//     answered through a terminal; the node must be in the RECAP and gone
+//     from the API afterwards;
+//   - the inventory directory is refused when it is not this VNF's, and
+//     terminate removes only this VNF's.
 //
 // # Parameters
 //

@@ -31,6 +31,9 @@ import (
 //     script or by kubespray installs the runtime as it joins: there it
 //     runs once the node has joined.)
 //   - AfterJoin, per node, on every node that joined, once it is Ready.
+//   - Joined, once per hook, after the nodes that scale_end or heal_end
+//     joined are Ready, handed the Kubernetes API, every VM and those
+//     nodes (an external load balancer's backends follow the nodes).
 //   - Ready, once per cluster, after the pod network and every join of
 //     instantiate_end (and of heal_end of the entire VNF), handed the
 //     Kubernetes API and every VM.
@@ -69,6 +72,8 @@ type Extension struct {
 	AfterJoin NodeFunc
 	// Ready runs once the cluster is built.
 	Ready func(ctx context.Context, r *Runner, c Cluster) error
+	// Joined runs once nodes joined a running cluster.
+	Joined func(ctx context.Context, r *Runner, c Cluster, nodes []lcm.Node) error
 	// Removing runs before nodes leave the cluster.
 	Removing func(ctx context.Context, r *Runner, c Cluster, nodes []lcm.Node) error
 	// HealStart runs before Heat replaces the extension's VMs vms.
@@ -186,20 +191,32 @@ func (es Extensions) Ready(ctx context.Context, r *Runner, c Cluster) error {
 	return nil
 }
 
-// Removing runs every extension's Removing for nodes, in order.
-func (es Extensions) Removing(ctx context.Context, r *Runner, c Cluster, nodes []lcm.Node) error {
+// Joined runs every extension's Joined for nodes, in order.
+func (es Extensions) Joined(ctx context.Context, r *Runner, c Cluster, nodes []lcm.Node) error {
+	return es.forNodes(ctx, r, c, nodes, func(e Extension) func(context.Context, *Runner, Cluster, []lcm.Node) error { return e.Joined })
+}
+
+// forNodes runs, for nodes, the moment fn picks of every extension that
+// has it, in order; no nodes, nothing runs.
+func (es Extensions) forNodes(ctx context.Context, r *Runner, c Cluster, nodes []lcm.Node, moment func(Extension) func(context.Context, *Runner, Cluster, []lcm.Node) error) error {
 	if len(nodes) == 0 {
 		return nil
 	}
 	for _, e := range es {
-		if e.Removing == nil {
+		fn := moment(e)
+		if fn == nil {
 			continue
 		}
-		if err := e.Removing(ctx, r, c, nodes); err != nil {
+		if err := fn(ctx, r, c, nodes); err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}
 	}
 	return nil
+}
+
+// Removing runs every extension's Removing for nodes, in order.
+func (es Extensions) Removing(ctx context.Context, r *Runner, c Cluster, nodes []lcm.Node) error {
+	return es.forNodes(ctx, r, c, nodes, func(e Extension) func(context.Context, *Runner, Cluster, []lcm.Node) error { return e.Removing })
 }
 
 // Owner returns the index of the extension whose VMs have role r, -1 when
