@@ -172,9 +172,10 @@ func RunScript(ctx context.Context, h remote.Host, pkg *lcm.Package, o ScriptOpt
 	res := lcm.Changed("ran " + name)
 	if runErr != nil {
 		res = lcm.Changed("ran " + name + " (failed)")
-	}
-	if ctx.Err() != nil {
-		return res, stepErr(h, "running "+name, runErr)
+		runErr = &scriptFailure{script: name, err: runErr}
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("lb: %s: %w", h.Name(), runErr)
+		}
 	}
 
 	// HAProxy's judgement of what the script left.
@@ -184,7 +185,7 @@ func RunScript(ctx context.Context, h remote.Host, pkg *lcm.Package, o ScriptOpt
 	switch {
 	case chkErr == nil: // valid, or no HAProxy to judge it
 		if runErr != nil {
-			return res, stepErr(h, "running "+name, runErr)
+			return res, fmt.Errorf("lb: %s: %w", h.Name(), runErr)
 		}
 		return res, nil
 	case errors.As(chkErr, &ce) && ce.Err == nil && ce.Signal == "":
@@ -192,7 +193,7 @@ func RunScript(ctx context.Context, h remote.Host, pkg *lcm.Package, o ScriptOpt
 	default:
 		err := fmt.Errorf("checking %s after the script: %w", ConfigFile, chkErr)
 		if runErr != nil {
-			err = errors.Join(fmt.Errorf("running %s: %w", name, runErr), err)
+			err = errors.Join(runErr, err)
 		}
 		return res, stepErr(h, name, err)
 	}
@@ -234,7 +235,7 @@ func (e *ScriptError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "lb: %s: %s ", e.Host, e.Script)
 	if e.ScriptErr != nil {
-		fmt.Fprintf(&b, "failed (%v) and ", e.ScriptErr)
+		fmt.Fprintf(&b, "failed (%s) and ", describe(e.ScriptErr))
 	}
 	fmt.Fprintf(&b, "left %s, which HAProxy refuses (haproxy -c: exit status %d)", ConfigFile, e.ExitCode)
 	if strings.Contains(e.Alerts, "has neither service port nor check port") {
@@ -249,3 +250,42 @@ func (e *ScriptError) Error() string {
 
 // Unwrap returns the script's own failure.
 func (e *ScriptError) Unwrap() error { return e.ScriptErr }
+
+// scriptFailure is the script's own failure, said without the wrapper
+// that ran it.
+type scriptFailure struct {
+	script string
+	err    error
+}
+
+func (e *scriptFailure) Error() string { return e.script + " " + describe(e.err) }
+
+func (e *scriptFailure) Unwrap() error { return e.err }
+
+// describe says how a command failed: its exit status and the last lines
+// of its standard error (redacted by package remote), or why it did not
+// finish.
+func describe(err error) string {
+	var sf *scriptFailure
+	if errors.As(err, &sf) {
+		err = sf.err
+	}
+	var ce *remote.CommandError
+	if !errors.As(err, &ce) {
+		return err.Error()
+	}
+	var msg string
+	switch {
+	case ce.Err != nil:
+		msg = fmt.Sprintf("did not finish: %v", ce.Err)
+	case ce.Signal != "":
+		msg = "was killed by signal " + ce.Signal
+	default:
+		msg = fmt.Sprintf("exited with status %d", ce.ExitCode)
+	}
+	lines := strings.Split(strings.TrimSpace(ce.Stderr), "\n")
+	if tail := strings.Join(lines[max(0, len(lines)-3):], " | "); tail != "" {
+		msg += ": " + tail
+	}
+	return msg
+}
