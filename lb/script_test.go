@@ -95,6 +95,15 @@ func TestRunScriptReportsTheSampleScriptsDefect(t *testing.T) {
 			t.Errorf("/tmp/%s stays", name)
 		}
 	}
+
+	// The remedy: native mode replaces the script's file and starts the
+	// failed HAProxy.
+	if res, err := lb.ConfigureLB(v.ctx, v.ssh, v.clusterConfig()); err != nil || !res.Changed {
+		t.Fatalf("native mode after the script: %v, %v", res, err)
+	}
+	if st := v.host.Machine.Service("haproxy"); !st.Active || st.Failed {
+		t.Errorf("haproxy.service after native mode: %+v", st)
+	}
 }
 
 // fixedScript is the sample package's script with the defect fixed: no
