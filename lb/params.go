@@ -36,6 +36,8 @@ type ExternalLBParam struct {
 	SSHPassword remote.Secret `json:"ssh_password"`
 	// ScriptPath is script_path: the load balancer's installation script
 	// in the VNF package, its canonical package path after validation.
+	// [RunScript] runs it in script mode; a driver in native mode
+	// ([ConfigureLB]) does not.
 	ScriptPath string `json:"script_path"`
 }
 

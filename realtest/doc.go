@@ -1,5 +1,6 @@
-// Package realtest checks registry trust and the NFS steps' parsers
-// against real software on this machine, where the rest of the repository's tests use the simulated
+// Package realtest checks registry trust, the NFS steps' parsers and the
+// load balancer's HAProxy configurations against real software on this
+// machine, where the rest of the repository's tests use the simulated
 // runtimes of internal/sim. It is a Go module of its own, so that its
 // dependencies (go-containerregistry, the CRI API and gRPC) never enter
 // the SDK's go.mod; it has no non-test code.
@@ -68,6 +69,24 @@
 //
 // The outputs of the real programs are kept in nfs/testdata (go test
 // -run Nfs -update rewrites them), where nfs's unit tests parse them.
+//
+// # The external load balancer (package lb)
+//
+// The real haproxy -c (Debian's 2.6) judges every haproxy.cfg lb.Render
+// writes: package lb's golden files (lb/testdata/render) and the
+// configurations the test renders (one master or three, no worker or
+// twelve, no, one or three NodePort Services, IPv4 and IPv6, another API
+// port), each without an alert or a warning. The sample VNF package's
+// Scripts/ExternalLB_installation.sh runs in the real bash with the
+// reference's -m and -w (sudo, apt-get and systemctl stubbed, install(1)
+// catching its haproxy.cfg), and HAProxy refuses what it writes with the
+// exact alerts lb.RunScript reports ("server 'node1' has neither service
+// port nor check port ..."); the same script without "check" on its
+// portless servers passes. The refusals the reference's line edits
+// provoke (a duplicate server name, a server after a frontend) and a bare
+// IPv6 server address are pinned with their real words, which the
+// simulated haproxy -c of internal/sim repeats. None of it needs the
+// private view.
 //
 // Names the tests do not put in /etc/hosts are looked up at 127.0.0.1
 // (the private view's resolv.conf), where nothing answers: no query
