@@ -146,6 +146,9 @@ type ListOptions struct {
 	FieldSelector string
 	// LabelSelector is kubectl's --selector ("app=web,tier!=db").
 	LabelSelector string
+	// AllNamespaces lists the kind in every namespace
+	// (--all-namespaces); List's namespace must then be "".
+	AllNamespaces bool
 }
 
 // List reads the objects of kind in namespace that o selects (`kubectl
@@ -158,9 +161,15 @@ func (k Kubectl) List(ctx context.Context, into any, kind, namespace string, o L
 	if into == nil {
 		return optProblem("into", "must be a pointer to decode the list into")
 	}
+	if o.AllNamespaces && namespace != "" {
+		return optProblem("namespace", "must be empty with ListOptions.AllNamespaces")
+	}
 	args, err := kindArgs(kind, namespace, nil)
 	if err != nil {
 		return err
+	}
+	if o.AllNamespaces {
+		args = append(args, "--all-namespaces")
 	}
 	if o.FieldSelector != "" {
 		args = append(args, "--field-selector="+o.FieldSelector)

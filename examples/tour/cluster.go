@@ -19,7 +19,11 @@ import (
 // makes the step fail when the hook changed anything: a re-run must not.
 func (t *tour) clusterHook(d *deployed, hook lcm.Hook, what string, unchanged bool, op func() any) step {
 	return step{d.label, hook, what, func(ctx context.Context) ([]string, []string, error) {
-		res, err := lcm.Invoke(ctx, t.clusterDriver, hook, op())
+		drv := lcm.Driver(t.clusterDriver)
+		if d.driver != nil {
+			drv = d.driver
+		}
+		res, err := lcm.Invoke(ctx, drv, hook, op())
 		hosts, changed := hookHosts(res)
 		if err == nil && unchanged && len(changed) > 0 {
 			err = fmt.Errorf("the re-run changed %s", strings.Join(changed, ", "))

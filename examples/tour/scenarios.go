@@ -153,6 +153,7 @@ type deployed struct {
 	vnf     *sim.VNF
 	request *lcm.InstantiateVnfRequest
 	cluster *drivers.ClusterParams // nil for the registry VNF
+	driver  lcm.Driver             // the cluster's driver; nil: the kubeadm cluster driver
 	vim     *lcm.VimConnectionInfo // the cluster's VIM, once instantiate_end returned it
 	vms     plumbing.VMs
 }
@@ -377,49 +378,6 @@ func (t *tour) pull(d *deployed, who string, hosts func() []*sim.Host) step {
 		}
 		return names, nil, errors.Join(errs...)
 	}}
-}
-
-func planKubespray(t *tour, s scenario) ([]step, error) {
-	req, source, err := t.clusterRequest(samples.InstantiateKubespray)
-	if err != nil {
-		return nil, err
-	}
-	// The Ansible server is not in Heat: the request names it by address,
-	// which no request can know in the simulated cloud, where the server
-	// has a loopback address of its own.
-	addr, err := t.cloud.AnsibleServerAddress()
-	if err != nil {
-		return nil, err
-	}
-	if t.in.clusterRequest != nil { // a sample's placeholder already is
-		if r, ok := withAnsibleServer(req, addr); ok {
-			t.printf("  %s: ansible.ip_address is the simulated Ansible server's, %s\n", source, addr)
-			req = r
-		}
-	}
-	cluster, err := t.planCluster("kubespray", req, source, sim.ClusterShape{Masters: 3, Workers: 2}, s.name, needAnsible, needLB)
-	if err != nil {
-		return nil, err
-	}
-	ansible := cluster.cluster.Ansible
-	return []step{
-		{cluster.label, hookOperator, "the Ansible server kubespray runs on, outside the VNF: " + addr, func(context.Context) ([]string, []string, error) {
-			a, err := t.cloud.AddAnsibleServer(sim.Login{User: ansible.Username, Password: ansible.Password.Reveal()})
-			if err != nil {
-				return nil, nil, err
-			}
-			t.outside[a] = cluster.label
-			return []string{a.Resource}, []string{a.Resource}, nil
-		}},
-		t.create(cluster),
-		t.instantiate(cluster),
-		{cluster.label, lcm.InstantiateEnd, "check the Ansible server (ansible.ip_address)", func(ctx context.Context) ([]string, []string, error) {
-			node := ansible.Node()
-			t.printTopology("  Ansible server, outside Heat:", []lcm.Node{node})
-			hosts, err := t.checkNodes(ctx, []lcm.Node{node}, cluster.vms.Logins)
-			return hosts, nil, err
-		}},
-	}, nil
 }
 
 // planScale builds a three-master, two-worker cluster with the cluster
