@@ -11,6 +11,7 @@ import (
 	"net"
 	"path"
 	"strings"
+	"sync"
 
 	"al.essio.dev/pkg/shellescape"
 	"golang.org/x/crypto/ssh"
@@ -333,8 +334,11 @@ type cmdResult struct {
 // the way the sudo become plugin wraps it (lib/ansible/plugins/become/
 // sudo.py): `sudo -H -S -n -u root /bin/sh -c 'echo BECOME-SUCCESS-KEY ;
 // CMD'`, or with a become password `sudo -H -S -p "[sudo via ansible,
-// key=KEY] password:" -u root ...` with the password on standard input.
-// Without become the command runs as the login user.
+// key=KEY] password:" -u root ...`. As the ssh connection's _run does,
+// the password is written only when sudo shows that prompt (a
+// passwordless sudo never reads it), and the command's input only once
+// the prompt is answered or BECOME-SUCCESS is seen. Without become the
+// command runs as the login user.
 func (hc *hostConn) exec(ctx context.Context, cmd string, stdin []byte) (cmdResult, error) {
 	sess, err := hc.client.NewSession()
 	if err != nil {
@@ -342,25 +346,77 @@ func (hc *hostConn) exec(ctx context.Context, cmd string, stdin []byte) (cmdResu
 	}
 	defer sess.Close()
 	key := randomKey()
+	success := "BECOME-SUCCESS-" + key
+	prompt := "[sudo via ansible, key=" + key + "] password:"
 	full := "/bin/sh -c " + shellescape.Quote(cmd)
-	var in []byte
 	if hc.become {
-		success := "echo BECOME-SUCCESS-" + key + " ; " + cmd
+		inner := "/bin/sh -c " + shellescape.Quote("echo "+success+" ; "+cmd)
 		if hc.becomePass != "" {
-			full = "sudo -H -S -p " + shellescape.Quote("[sudo via ansible, key="+key+"] password:") + " -u root /bin/sh -c " + shellescape.Quote(success)
-			in = append([]byte(hc.becomePass+"\n"), stdin...)
+			full = "sudo -H -S -p " + shellescape.Quote(prompt) + " -u root " + inner
 		} else {
-			full = "sudo -H -S -n -u root /bin/sh -c " + shellescape.Quote(success)
-			in = stdin
+			full = "sudo -H -S -n -u root " + inner
 		}
-	} else {
-		in = stdin
 	}
-	var out, errb bytes.Buffer
-	sess.Stdout, sess.Stderr = &out, &errb
-	sess.Stdin = bytes.NewReader(in)
+	in, err := sess.StdinPipe()
+	if err != nil {
+		return cmdResult{}, err
+	}
+	out := &watchBuffer{}
+	errb := &watchBuffer{}
+	out.init()
+	errb.init()
+	sess.Stdout, sess.Stderr = out, errb
+	if err := sess.Start(full); err != nil {
+		return cmdResult{}, &connError{"Failed to connect to the host via ssh: " + err.Error(), true}
+	}
 	done := make(chan error, 1)
-	go func() { done <- sess.Run(full) }()
+	go func() { done <- sess.Wait() }()
+	feed := func() {
+		if len(stdin) > 0 {
+			_, _ = in.Write(stdin)
+		}
+		in.Close()
+	}
+	if !hc.become {
+		feed()
+	} else {
+		// Wait for the prompt or the success marker (or the end).
+		fed, answered := false, false
+		for !fed {
+			select {
+			case <-ctx.Done():
+				_ = sess.Signal(ssh.SIGTERM)
+				sess.Close()
+				<-done
+				return cmdResult{}, ctx.Err()
+			case err = <-done:
+				done <- err
+				fed = true
+				in.Close()
+			case <-out.changed:
+			case <-errb.changed:
+			}
+			if fed {
+				break
+			}
+			if hc.becomePass != "" && strings.Contains(errb.String(), prompt) {
+				errb.forget(prompt)
+				if answered {
+					// Asked again: the password was wrong; sudo gets
+					// end of input and gives up.
+					in.Close()
+					fed = true
+					continue
+				}
+				_, _ = in.Write([]byte(hc.becomePass + "\n"))
+				answered = true
+			}
+			if strings.Contains(out.String(), success+"\n") {
+				feed()
+				fed = true
+			}
+		}
+	}
 	select {
 	case <-ctx.Done():
 		_ = sess.Signal(ssh.SIGTERM)
@@ -379,20 +435,53 @@ func (hc *hostConn) exec(ctx context.Context, cmd string, stdin []byte) (cmdResu
 	}
 	stdout := out.String()
 	if hc.become {
-		if i := strings.Index(stdout, "BECOME-SUCCESS-"+key+"\n"); i >= 0 {
-			stdout = stdout[i+len("BECOME-SUCCESS-"+key+"\n"):]
-		} else if hc.becomePass == "" && strings.Contains(errb.String(), "a password is required") {
+		if i := strings.Index(stdout, success+"\n"); i >= 0 {
+			stdout = stdout[i+len(success)+1:]
+		} else if strings.Contains(errb.String(), "a password is required") {
 			// become.py: "Missing sudo password" (a failed task).
 			return cmdResult{}, &connError{msg: "Missing sudo password"}
 		} else if strings.Contains(errb.String(), "incorrect password attempt") {
 			return cmdResult{}, &connError{msg: "Incorrect sudo password"}
 		}
 	}
-	errText := errb.String()
-	if hc.becomePass != "" {
-		errText = strings.ReplaceAll(errText, "[sudo via ansible, key="+key+"] password:", "")
+	return cmdResult{stdout: stdout, stderr: errb.String(), rc: rc}, nil
+}
+
+// watchBuffer collects a stream and signals each write.
+type watchBuffer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{}
+	once    sync.Once
+}
+
+func (w *watchBuffer) init() { w.once.Do(func() { w.changed = make(chan struct{}, 1) }) }
+
+func (w *watchBuffer) Write(p []byte) (int, error) {
+	w.init()
+	w.mu.Lock()
+	n, err := w.b.Write(p)
+	w.mu.Unlock()
+	select {
+	case w.changed <- struct{}{}:
+	default:
 	}
-	return cmdResult{stdout: stdout, stderr: errText, rc: rc}, nil
+	return n, err
+}
+
+func (w *watchBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// forget removes the first occurrence of s (a prompt already answered).
+func (w *watchBuffer) forget(s string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := strings.Replace(w.b.String(), s, "", 1)
+	w.b.Reset()
+	w.b.WriteString(t)
 }
 
 func (hc *hostConn) close() {

@@ -140,8 +140,8 @@ func (inv *inventory) parseGroup(name string, v any) error {
 		key := fmt.Sprint(kv.Key)
 		switch key {
 		case "hosts":
-			hs, _ := kv.Value.(yaml.MapSlice)
-			if kv.Value != nil && hs == nil {
+			hs, isMap := kv.Value.(yaml.MapSlice)
+			if kv.Value != nil && !isMap {
 				return fmt.Errorf("Invalid \"hosts\" entry for \"%s\" group, requires a dictionary, found \"%T\" instead.", name, kv.Value)
 			}
 			for _, h := range hs {
