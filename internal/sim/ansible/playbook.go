@@ -594,11 +594,14 @@ func (f *Faults) Unreachable(host string, down bool) {
 
 // HangAt makes a playbook run stop at the start of the task named task
 // (after printing its banner) until the run is cancelled, as a task
-// waiting on a host that never answers does.
-func (f *Faults) HangAt(task string) {
+// waiting on a host that never answers does. The channel it returns is
+// closed when a run reaches the task.
+func (f *Faults) HangAt(task string) <-chan struct{} {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.hangs[task] = true
+	f.hangCh = make(chan struct{})
+	return f.hangCh
 }
 
 func (f *Faults) taskFailure(host, task string) (string, bool) {
@@ -621,6 +624,12 @@ func (f *Faults) hangAt(ctx context.Context, task string) error {
 	if !hang {
 		return nil
 	}
+	f.mu.Lock()
+	if f.hangCh != nil {
+		close(f.hangCh)
+		f.hangCh = nil
+	}
+	f.mu.Unlock()
 	<-ctx.Done()
 	return ctx.Err()
 }

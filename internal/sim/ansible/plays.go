@@ -821,7 +821,12 @@ func (r *run) playsRemoveNode() {
 			target = "this_is_unreachable"
 		}
 	}
-	hosts := r.pattern(target)
+	hosts, unmatched := r.inv.hostPattern(target)
+	for _, u := range unmatched {
+		// lib/ansible/inventory/manager.py: "Could not match supplied
+		// host pattern, ignoring: %s".
+		r.disp.warning("Could not match supplied host pattern, ignoring: " + u)
+	}
 	resetNodes := true
 	if v, ok := r.extra["reset_nodes"]; ok {
 		resetNodes = boolean(fmt.Sprint(v))
