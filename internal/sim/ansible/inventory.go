@@ -134,7 +134,7 @@ func (inv *inventory) parseGroup(name string, v any) error {
 	}
 	m, ok := v.(yaml.MapSlice)
 	if !ok {
-		return fmt.Errorf("Invalid \"%s\" entry for \"%s\" group, requires a dictionary, found \"%T\" instead.", "group", name, v)
+		return ansibleMsg(fmt.Sprintf("Invalid \"%s\" entry for \"%s\" group, requires a dictionary, found \"%T\" instead.", "group", name, v))
 	}
 	for _, kv := range m {
 		key := fmt.Sprint(kv.Key)
@@ -142,7 +142,7 @@ func (inv *inventory) parseGroup(name string, v any) error {
 		case "hosts":
 			hs, isMap := kv.Value.(yaml.MapSlice)
 			if kv.Value != nil && !isMap {
-				return fmt.Errorf("Invalid \"hosts\" entry for \"%s\" group, requires a dictionary, found \"%T\" instead.", name, kv.Value)
+				return ansibleMsg(fmt.Sprintf("Invalid \"hosts\" entry for \"%s\" group, requires a dictionary, found \"%T\" instead.", name, kv.Value))
 			}
 			for _, h := range hs {
 				vars, _ := plain(h.Value).(map[string]any)
@@ -547,3 +547,9 @@ func jsonVars(v map[string]any) []byte {
 	data, _ := json.MarshalIndent(v, "", "    ")
 	return data
 }
+
+// ansibleMsg is an error worded exactly as Ansible words it (capitals and
+// final punctuation included).
+type ansibleMsg string
+
+func (e ansibleMsg) Error() string { return string(e) }

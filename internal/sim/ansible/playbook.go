@@ -52,9 +52,13 @@ type item struct {
 	changed bool
 }
 
-func okResult() result      { return result{status: statusOK, data: map[string]any{"changed": false}} }
-func changedResult() result { return result{status: statusChanged, data: map[string]any{"changed": true}} }
-func skipResult() result    { return result{status: statusSkipped, data: map[string]any{"changed": false, "skip_reason": "Conditional result was False"}} }
+func okResult() result { return result{status: statusOK, data: map[string]any{"changed": false}} }
+func changedResult() result {
+	return result{status: statusChanged, data: map[string]any{"changed": true}}
+}
+func skipResult() result {
+	return result{status: statusSkipped, data: map[string]any{"changed": false, "skip_reason": "Conditional result was False"}}
+}
 func statusOf(changed bool) result {
 	if changed {
 		return changedResult()
@@ -349,7 +353,7 @@ func parseExtraVars(p *sshtest.Process, s string) (map[string]any, error) {
 	for _, kv := range splitArgs(t) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return nil, fmt.Errorf("Invalid extra vars data supplied. '%s' could not be made into a dictionary", s)
+			return nil, ansibleMsg(fmt.Sprintf("Invalid extra vars data supplied. '%s' could not be made into a dictionary", s))
 		}
 		out[k] = v
 	}

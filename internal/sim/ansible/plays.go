@@ -63,7 +63,7 @@ func detectKubespray(p *sshtest.Process, abs string) (kubespray, error) {
 			return k, nil
 		}
 		if !exists(p, target) {
-			return k, fmt.Errorf("Unable to retrieve file contents\nCould not find or access '%s' on the Ansible Controller.", target)
+			return k, ansibleMsg(fmt.Sprintf("Unable to retrieve file contents\nCould not find or access '%s' on the Ansible Controller.", target))
 		}
 	}
 	return k, nil
@@ -129,7 +129,7 @@ func (r *run) playVersionCheck() {
 	r.play(name, hosts, false,
 		task{name: fmt.Sprintf("Check %s <= Ansible version < %s", minV, maxV), runOnce: true, fn: func(string) result {
 			passed := compareVersions(have, minV) >= 0
-			assertion := fmt.Sprintf(`ansible_version.string is version(minimal_ansible_version, ">=")`)
+			assertion := `ansible_version.string is version(minimal_ansible_version, ">=")`
 			if passed {
 				passed = compareVersions(have, maxV) < 0
 				assertion = `ansible_version.string is version(maximal_ansible_version, "<")`
@@ -895,7 +895,7 @@ func (r *run) playsRemoveNode() {
 // confirmPlay is the confirmation of remove-node.yml: since v2.17.0
 // "Confirm node removal" pauses unless skip_confirmation (without a
 // terminal pause does not wait: "Not waiting for response to prompt as
-// stdin is not interactive", user_input '') and fails "Delete nodes
+// stdin is not interactive", user_input ”) and fails "Delete nodes
 // confirmation failed" unless the answer is yes; v2.16.0 prompts
 // delete_nodes_confirmation through vars_prompt (skipped when given as
 // an extra var; without a terminal the default "no").
