@@ -67,9 +67,25 @@ type haproxyBackend struct {
 }
 
 type haproxyServer struct {
-	name  string
-	addr  string // host:port
-	check bool
+	name string
+	host string
+	// port is the server's port; 0 forwards to the port the client
+	// connected to (configuration.txt 5.2 "server": "If the port is
+	// omitted, the connection is sent to the same port the client
+	// connected to").
+	port      int
+	check     bool
+	checkPort int
+}
+
+// addr is the server's host:port for a connection to the frontend's
+// port.
+func (s haproxyServer) addr(clientPort int) string {
+	port := s.port
+	if port == 0 {
+		port = clientPort
+	}
+	return net.JoinHostPort(s.host, strconv.Itoa(port))
 }
 
 // haproxyKeywords are the keywords the parser accepts per section
@@ -90,6 +106,7 @@ var haproxyKeywords = map[string][]string{
 // alerts ("parsing [FILE:LINE] : ...").
 func parseHAProxy(file string, data []byte) (*haproxyConfig, error) {
 	cfg := &haproxyConfig{backends: map[string]*haproxyBackend{}}
+	serverLines := map[string]int{}
 	section, name := "", ""
 	defaultMode := "tcp" // HAProxy's mode without one is tcp (configuration.txt 4.2 "mode")
 	var fe *haproxyFrontend
@@ -133,6 +150,11 @@ func parseHAProxy(file string, data []byte) (*haproxyConfig, error) {
 		}
 		if section == "" {
 			return nil, alert(ln, "unknown keyword '%s' out of section.", f[0])
+		}
+		if f[0] == "server" && section == "frontend" {
+			// HAProxy 2.6 (local experiment, haproxy -c): "'server' not
+			// allowed because frontend 'X' has no backend capability."
+			return nil, alert(ln, "'server' not allowed because frontend '%s' has no backend capability.", name)
 		}
 		if !slices.Contains(haproxyKeywords[section], f[0]) {
 			return nil, alert(ln, "unknown keyword '%s' in '%s' section", f[0], section)
@@ -184,13 +206,33 @@ func parseHAProxy(file string, data []byte) (*haproxyConfig, error) {
 			if len(f) < 3 {
 				return nil, alert(ln, "'server' expects <name> and <addr>[:<port>] as arguments.")
 			}
-			port, err := haproxyPort(f[2])
-			if err != nil || port == 0 {
+			host, port, err := haproxyServerAddr(f[2])
+			if err != nil {
 				return nil, alert(ln, "'server %s' : invalid address: '%s'", f[1], f[2])
 			}
-			host := strings.TrimPrefix(strings.TrimPrefix(f[2], "ipv4@"), "ipv6@")
-			host = host[:strings.LastIndexByte(host, ':')]
-			be.servers = append(be.servers, haproxyServer{name: f[1], addr: net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port)), check: slices.Contains(f[3:], "check")})
+			for _, o := range be.servers {
+				if o.name == f[1] {
+					// HAProxy 2.6: "backend 'B', another server named 'S'
+					// was already defined at line N, please use distinct
+					// names."
+					return nil, alert(ln, "backend '%s', another server named '%s' was already defined at line %d, please use distinct names.", be.name, f[1], serverLines[be.name+"/"+f[1]])
+				}
+			}
+			serverLines[be.name+"/"+f[1]] = ln
+			sv := haproxyServer{name: f[1], host: host, port: port, check: slices.Contains(f[3:], "check")}
+			if i := slices.Index(f[3:], "port"); i >= 0 && 3+i+1 < len(f) {
+				sv.checkPort, _ = strconv.Atoi(f[3+i+1])
+			}
+			be.servers = append(be.servers, sv)
+		}
+	}
+	for _, be := range cfg.backends {
+		for _, sv := range be.servers {
+			if sv.check && sv.port == 0 && sv.checkPort == 0 {
+				// src/server.c server_healthcheck_validate (fatal since
+				// 1.8; the message of 2.6, local experiment).
+				return nil, toolMsg(fmt.Sprintf("config: backend '%s': server '%s' has neither service port nor check port nor tcp_check rule 'connect' with port information.", be.name, sv.name))
+			}
 		}
 	}
 	for _, fe := range cfg.frontends {
@@ -223,6 +265,83 @@ func haproxyPort(a string) (int, error) {
 		}
 	}
 	return port, nil
+}
+
+// haproxyServerAddr reads a server's address: an IP (or ipv4@/ipv6@
+// prefixed) with an optional port; no port is 0.
+func haproxyServerAddr(a string) (string, int, error) {
+	a = strings.TrimPrefix(strings.TrimPrefix(a, "ipv4@"), "ipv6@")
+	if ip, err := netip.ParseAddr(strings.Trim(a, "[]")); err == nil {
+		return ip.String(), 0, nil
+	}
+	i := strings.LastIndexByte(a, ':')
+	if i < 0 {
+		return "", 0, fmt.Errorf("bad address %q", a)
+	}
+	port, err := strconv.Atoi(a[i+1:])
+	if err != nil || port < 1 || port > 65535 {
+		return "", 0, fmt.Errorf("bad port %q", a)
+	}
+	ip, err := netip.ParseAddr(strings.Trim(a[:i], "[]"))
+	if err != nil {
+		return "", 0, err
+	}
+	return ip.String(), port, nil
+}
+
+// HAProxyServer is a server line of a loaded backend.
+type HAProxyServer struct {
+	Name, Address string
+	// Port is the server's port; 0 when the line has none (connections
+	// go to the port the client connected to).
+	Port int
+	// Check says whether health checks run ("check"); CheckPort is
+	// "port N" of the line, 0 when absent.
+	Check     bool
+	CheckPort int
+}
+
+// HAProxyFrontend is a loaded frontend (or listen section): its name,
+// the ports it binds and its default backend.
+type HAProxyFrontend struct {
+	Name    string
+	Ports   []int
+	Backend string
+}
+
+// HAProxyLoaded is the configuration a machine's haproxy.service loaded
+// at its last start or reload: its frontends in file order and its
+// backends' servers by backend name.
+type HAProxyLoaded struct {
+	Frontends []HAProxyFrontend
+	Backends  map[string][]HAProxyServer
+}
+
+// HAProxyConfig returns what m's HAProxy loaded, and false when
+// haproxy.service is not active or never loaded a configuration.
+func (w *World) HAProxyConfig(m *ubuntu.Machine) (HAProxyLoaded, bool) {
+	if !m.Service("haproxy").Active {
+		return HAProxyLoaded{}, false
+	}
+	st := lbOf(m)
+	st.mu.Lock()
+	cfg := st.haproxy
+	st.mu.Unlock()
+	if cfg == nil {
+		return HAProxyLoaded{}, false
+	}
+	out := HAProxyLoaded{Backends: map[string][]HAProxyServer{}}
+	for _, fe := range cfg.frontends {
+		out.Frontends = append(out.Frontends, HAProxyFrontend{Name: fe.name, Ports: slices.Clone(fe.binds), Backend: fe.backend})
+	}
+	for name, be := range cfg.backends {
+		var svs []HAProxyServer
+		for _, s := range be.servers {
+			svs = append(svs, HAProxyServer{Name: s.name, Address: s.host, Port: s.port, Check: s.check, CheckPort: s.checkPort})
+		}
+		out.Backends[name] = svs
+	}
+	return out, true
 }
 
 // haproxyTime parses a time value ("5s", "1h", "100" ms).
@@ -341,7 +460,7 @@ func (w *World) haproxyRoute(m *ubuntu.Machine, port, hops int, noVIP bool) (*Cl
 			return nil, fmt.Errorf("tls: first record does not look like a TLS handshake")
 		}
 		for _, s := range be.servers {
-			c, err := w.dial(m, s.addr, hops+1, noVIP)
+			c, err := w.dial(m, s.addr(port), hops+1, noVIP)
 			if err == nil {
 				return c, nil
 			}
