@@ -16,7 +16,7 @@ import (
 // kubespray's docs/ansible/ansible.md), which the simulation carries as
 // packages so that a test can choose one and dpkg tells which is there.
 var coreVersions = []struct{ core, deb string }{
-	{"2.11.12", "2.11.12-0~pip"},
+	{"2.10.17", "2.10.17-0~pip"}, // ansible-base, for kubespray v2.16 (2.9 <= core < 2.11)
 	{"2.14.18", "2.14.18-0+deb12u2"},
 	{"2.16.12", "2.16.12-0~pip"},
 	{"2.17.5", "2.17.5-0~pip"},

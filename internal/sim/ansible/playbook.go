@@ -315,7 +315,12 @@ func printVersion(p *sshtest.Process, prog, core string, cfg config) {
 		cf = "None"
 	}
 	home := homeOf(p)
-	fmt.Fprintf(p.Stdout, "%s [core %s]\n", prog, core)
+	if compareVersions(core, "2.11.0") < 0 {
+		// ansible-base 2.10 prints "ansible-playbook 2.10.17".
+		fmt.Fprintf(p.Stdout, "%s %s\n", prog, core)
+	} else {
+		fmt.Fprintf(p.Stdout, "%s [core %s]\n", prog, core)
+	}
 	fmt.Fprintf(p.Stdout, "  config file = %s\n", cf)
 	fmt.Fprintf(p.Stdout, "  configured module search path = ['%s/.ansible/plugins/modules', '/usr/share/ansible/plugins/modules']\n", home)
 	fmt.Fprintf(p.Stdout, "  ansible python module location = /usr/lib/python3/dist-packages/ansible\n")
