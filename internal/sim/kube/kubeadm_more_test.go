@@ -333,7 +333,12 @@ func TestConfigChecksRefuse(t *testing.T) {
 	n := e.node("lb", "10.0.7.5", nodeOpts{noKubePkgs: true, extraPkgs: []string{"haproxy", "keepalived"}})
 	for _, tc := range []struct{ cfg, want string }{
 		{"frontend f\n\tbind *:16443\n\tfrobnicate yes\n", "unknown keyword 'frobnicate' in 'frontend' section"},
-		{"backend b\n\tserver s1 10.0.0.5\n", "invalid address"},
+		// A server without a port is valid (it forwards to the client's
+		// port), but not with a health check that has no port either
+		// (HAProxy 2.6, haproxy -c here).
+		{"backend b\n\tserver s1 10.0.0.5 check\n", "server 's1' has neither service port nor check port nor tcp_check rule 'connect' with port information."},
+		{"backend b\n\tserver s1 10.0.0.5:6443\n\tserver s1 10.0.0.6:6443\n", "another server named 's1' was already defined at line 2"},
+		{"backend b\n\tserver s1 10.0.0.5:x\n", "invalid address"},
 		{"defaults\n\tmode tls\n", "'mode' expects one of"},
 	} {
 		n.write("/tmp/h.cfg", tc.cfg, 0o644)
