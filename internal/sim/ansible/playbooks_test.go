@@ -272,3 +272,35 @@ func TestRecapLineMatchesAnsible(t *testing.T) {
 		}
 	}
 }
+
+func TestRemoveNodeOfAGoneVMWithoutReset(t *testing.T) {
+	e := newEnv(t, 1, 2, sim.AnsibleOptions{})
+	e.cluster(2)
+	gone := e.workers()[1]
+	name := nodeName(gone)
+	if _, err := e.vnf.ScaleIn("worker_instance", gone.Name()); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := e.playbook("remove-node.yml", "-e", "node="+name, "-e", "skip_confirmation=true", "-e", "delete_nodes_confirmation=yes", "-e", "reset_nodes=false", "-e", "allow_ungraceful_removal=true")
+	if code != 0 {
+		t.Fatalf("remove-node of a gone VM: exit %d\n%s\n%s", code, out, stderr)
+	}
+	cs := e.cloud.Kube().Clusters()
+	nodes, err := cs[0].Nodes(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if n.Name == name {
+			t.Fatalf("%s is still a Node\n%s", name, out)
+		}
+	}
+	// No password of the nodes reached a command line.
+	for _, h := range append(e.masters(), e.workers()[0]) {
+		for _, x := range h.SSH.Transcript() {
+			if strings.Contains(x.Command, nodePW) {
+				t.Fatalf("%s: the password in a command: %s", h.Name(), x.Command)
+			}
+		}
+	}
+}
