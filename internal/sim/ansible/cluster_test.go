@@ -74,3 +74,31 @@ func TestClusterYmlBuildsAReadyClusterAndARerunChangesNothing(t *testing.T) {
 		t.Errorf("recap %q", recap(out2))
 	}
 }
+
+func TestClusterYmlJoinsTheOtherControlPlanes(t *testing.T) {
+	e := newEnv(t, 3, 1, sim.AnsibleOptions{})
+	e.inventory(e.masters(), e.workers(), "")
+	out, stderr, code := e.playbook("cluster.yml")
+	if code != 0 {
+		t.Fatalf("cluster.yml: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if got := e.readyNodes(); len(got) != 4 {
+		t.Fatalf("ready nodes %v", got)
+	}
+	members, err := e.cloud.Kube().Clusters()[0].EtcdMembers(e.ctx)
+	if err != nil || len(members) != 3 {
+		t.Fatalf("etcd members %v %v", members, err)
+	}
+	for _, m := range e.masters() {
+		if !m.FS().Exists("/root/.kube/config") {
+			t.Errorf("%s: no /root/.kube/config", m.Name())
+		}
+	}
+	// Two masters in etcd: kubespray's validate_inventory refuses.
+	e2 := newEnv(t, 2, 0, sim.AnsibleOptions{})
+	e2.inventory(e2.masters(), nil, "")
+	out, _, code = e2.playbook("cluster.yml")
+	if code != 2 || !strings.Contains(out, "\"assertion\": \"groups.get('etcd', groups.kube_control_plane) | length is not divisibleby 2\"") {
+		t.Fatalf("two etcd hosts: exit %d\n%s", code, out)
+	}
+}

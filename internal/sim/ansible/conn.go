@@ -15,8 +15,6 @@ import (
 
 	"al.essio.dev/pkg/shellescape"
 	"golang.org/x/crypto/ssh"
-
-	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
 
 // How the ssh connection plugin reaches a host (lib/ansible/plugins/
@@ -504,5 +502,3 @@ func firstNonEmpty(vs ...string) string {
 	}
 	return ""
 }
-
-var _ = sshtest.ErrMessage

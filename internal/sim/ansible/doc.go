@@ -91,13 +91,14 @@
 //
 // # What a driver must know
 //
-// With kubespray's ansible.cfg (v2.24+: ssh_args ending in
-// UserKnownHostsFile=/dev/null; every release: host_key_checking=False),
-// ansible_ssh_common_args cannot turn host-key checking on: OpenSSH keeps
-// the first value of each option. A driver that wants its known_hosts
-// checked sets ansible_ssh_args (replacing ssh_args) and
-// ansible_host_key_checking: true in the inventory. Kubespray v2.23's
-// ansible.cfg writes `ansible_ssh_args`, a key Ansible ignores.
+// With kubespray's ansible.cfg (host_key_checking=False in every
+// release; ssh_args ending in UserKnownHostsFile=/dev/null in v2.16.0 and
+// v2.28.1, while v2.23.3 writes `ansible_ssh_args`, a key Ansible
+// ignores), ansible_ssh_common_args cannot turn host-key checking on:
+// OpenSSH keeps the first value of each option, and the plugin puts
+// ssh_args and StrictHostKeyChecking=no first. A driver that wants its
+// known_hosts checked sets ansible_ssh_args (replacing ssh_args) and
+// ansible_host_key_checking: true in the inventory.
 // kube_pods_subnet and kube_service_addresses must be network addresses
 // (validate_inventory: "192.168.3.0/16 is not a valid network range").
 // remove-node.yml's boilerplate and facts plays run on every host, so

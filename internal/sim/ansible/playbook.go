@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"path"
 	"slices"
@@ -642,5 +641,3 @@ func (f *Faults) hangAt(ctx context.Context, task string) error {
 	<-ctx.Done()
 	return ctx.Err()
 }
-
-var _ = io.Discard

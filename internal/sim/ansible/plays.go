@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
@@ -261,7 +260,7 @@ func (r *run) playsFacts() {
 	hosts := r.union("k8s_cluster", "etcd", "calico_rr")
 	r.play("Bootstrap hosts for Ansible", hosts, true,
 		task{name: "bootstrap_os : Fetch /etc/os-release", fn: func(h string) result {
-			res, err := r.sh(h, "cat /etc/os-release", nil, false)
+			res, err := r.sh(h, "cat /etc/os-release", nil)
 			if err != nil {
 				return connResult(err)
 			}
@@ -280,7 +279,7 @@ func (r *run) playsFacts() {
 // gatherFacts is the setup module on host: the facts kubespray filters
 // (ansible_default_ipv4, ansible_memtotal_mb, ...), stored in the cache.
 func (r *run) gatherFacts(h string) result {
-	res, err := r.sh(h, "hostname", nil, false)
+	res, err := r.sh(h, "hostname", nil)
 	if err != nil {
 		return connResult(err)
 	}
@@ -312,7 +311,7 @@ func (r *run) cached(h string) bool {
 }
 
 // sh runs a command on inventory host h, as root with --become.
-func (r *run) sh(h, cmd string, stdin []byte, _ bool) (cmdResult, error) {
+func (r *run) sh(h, cmd string, stdin []byte) (cmdResult, error) {
 	hc, err := r.connect(r.ctx, h)
 	if err != nil {
 		return cmdResult{}, err
@@ -325,7 +324,7 @@ func (r *run) sh(h, cmd string, stdin []byte, _ bool) (cmdResult, error) {
 // failed with the command module's result.
 func (r *run) command(h, cmd string, stdin []byte) (cmdResult, result, bool) {
 	start := r.now()
-	res, err := r.sh(h, cmd, stdin, false)
+	res, err := r.sh(h, cmd, stdin)
 	if err != nil {
 		return res, connResult(err), false
 	}
@@ -336,7 +335,7 @@ func (r *run) command(h, cmd string, stdin []byte) (cmdResult, result, bool) {
 // writeFile is the copy/template module: the file gets content and mode
 // when they differ (changed), as root with --become.
 func (r *run) writeFile(h, file, content string, mode string) result {
-	cur, err := r.sh(h, "cat "+file, nil, false)
+	cur, err := r.sh(h, "cat "+file, nil)
 	if err != nil {
 		return connResult(err)
 	}
@@ -404,7 +403,7 @@ func (r *run) preinstallTasks() []task {
 		task{name: role + "Enable ip forwarding", fn: func(h string) result {
 			// ansible.posix.sysctl: the value in sysctl_file_path
 			// (/etc/sysctl.d/99-sysctl.conf), then sysctl -w.
-			res, err := r.sh(h, "sysctl -n net.ipv4.ip_forward", nil, false)
+			res, err := r.sh(h, "sysctl -n net.ipv4.ip_forward", nil)
 			if err != nil {
 				return connResult(err)
 			}
@@ -513,7 +512,7 @@ func (r *run) install(h string, pkgs ...string) result {
 
 // service is the service module with state started, enabled true.
 func (r *run) service(h, unit string) result {
-	res, err := r.sh(h, "systemctl is-active "+unit+" && systemctl is-enabled "+unit, nil, false)
+	res, err := r.sh(h, "systemctl is-active "+unit+" && systemctl is-enabled "+unit, nil)
 	if err != nil {
 		return connResult(err)
 	}
@@ -621,7 +620,7 @@ func (r *run) joinPrep(controlPlane bool) *result {
 // joined reports whether h is already a cluster member (kubelet.conf
 // exists: roles/kubernetes/kubeadm "Check if kubelet.conf exists").
 func (r *run) joined(h string) (bool, error) {
-	res, err := r.sh(h, "test -f /etc/kubernetes/kubelet.conf", nil, false)
+	res, err := r.sh(h, "test -f /etc/kubernetes/kubelet.conf", nil)
 	if err != nil {
 		return false, err
 	}
@@ -634,7 +633,7 @@ func (r *run) playsCluster() {
 	r.play("Prepare for etcd install", r.union("k8s_cluster", "etcd"), true, prep...)
 	r.play("Install Kubernetes nodes", r.group("k8s_cluster"), true,
 		task{name: "kubernetes/node : Enable kubelet", fn: func(h string) result {
-			res, err := r.sh(h, "systemctl is-enabled kubelet", nil, false)
+			res, err := r.sh(h, "systemctl is-enabled kubelet", nil)
 			if err != nil {
 				return connResult(err)
 			}
@@ -689,7 +688,7 @@ func (r *run) playsCluster() {
 			return r.writeFile(h, "/root/.kube/config", res.stdout, "0600")
 		}},
 	)
-	r.playsJoinWorkers(r.group("k8s_cluster"))
+	r.playsJoinWorkers("Invoke kubeadm and install a CNI", r.group("k8s_cluster"))
 	r.play("Install Calico Route Reflector", r.group("calico_rr"), true)
 	r.play("Patch Kubernetes for Windows", r.pattern("kube_control_plane[0]"), true,
 		task{name: "win_nodes/kubernetes_patch : Ensure that user manifests directory exists", fn: func(string) result { return skipResult() }})
@@ -702,9 +701,9 @@ func (r *run) playsCluster() {
 // playsJoinWorkers is "Invoke kubeadm and install a CNI" (cluster.yml)
 // and the same roles in scale.yml: kubernetes/kubeadm on the hosts that
 // are not control planes.
-func (r *run) playsJoinWorkers(hosts []string) {
+func (r *run) playsJoinWorkers(name string, hosts []string) {
 	cps := r.group("kube_control_plane")
-	r.play("Invoke kubeadm and install a CNI", hosts, true,
+	r.play(name, hosts, true,
 		task{name: "kubernetes/kubeadm : Create kubeadm client config", fn: func(h string) result {
 			if slices.Contains(cps, h) {
 				return skipResult()
@@ -760,7 +759,7 @@ func (r *run) playsScale() {
 	r.play("Target only workers to get kubelet installed and checking in on any new nodes(engine)", workers, true, prep...)
 	r.play("Target only workers to get kubelet installed and checking in on any new nodes(node)", workers, true,
 		task{name: "kubernetes/node : Enable kubelet", fn: func(h string) result {
-			res, err := r.sh(h, "systemctl is-enabled kubelet", nil, false)
+			res, err := r.sh(h, "systemctl is-enabled kubelet", nil)
 			if err != nil {
 				return connResult(err)
 			}
@@ -787,14 +786,9 @@ func (r *run) playsScale() {
 			r.state["certkey"] = strings.TrimSpace(ls[len(ls)-1])
 			return okResult() // changed_when: false
 		}})
-	r.playsJoinWorkersNamed("Target only workers to get kubelet installed and checking in on any new nodes(network)", workers)
+	r.playsJoinWorkers("Target only workers to get kubelet installed and checking in on any new nodes(network)", workers)
 	r.play("Apply resolv.conf changes now that cluster DNS is up", r.group("k8s_cluster"), true,
 		task{name: "kubernetes/preinstall : Configure dhclient hooks for resolv.conf (non-RH)", fn: func(string) result { return skipResult() }})
-}
-
-func (r *run) playsJoinWorkersNamed(name string, hosts []string) {
-	_ = name
-	r.playsJoinWorkers(hosts)
 }
 
 // playsRemoveNode is remove-node.yml (playbooks/remove_node.yml since
@@ -932,8 +926,6 @@ func (r *run) confirmPlay(hosts []string) {
 			return skipResult()
 		}})
 }
-
-var _ = time.Second
 
 func exists(p *sshtest.Process, name string) bool {
 	_, err := p.FS.Stat(name)
