@@ -333,18 +333,26 @@ func TestConfigChecksRefuse(t *testing.T) {
 	n := e.node("lb", "10.0.7.5", nodeOpts{noKubePkgs: true, extraPkgs: []string{"haproxy", "keepalived"}})
 	for _, tc := range []struct{ cfg, want string }{
 		{"frontend f\n\tbind *:16443\n\tfrobnicate yes\n", "unknown keyword 'frobnicate' in 'frontend' section"},
-		// A server without a port is valid (it forwards to the client's
-		// port), but not with a health check that has no port either
-		// (HAProxy 2.6, haproxy -c here).
-		{"backend b\n\tserver s1 10.0.0.5 check\n", "server 's1' has neither service port nor check port nor tcp_check rule 'connect' with port information."},
-		{"backend b\n\tserver s1 10.0.0.5:6443\n\tserver s1 10.0.0.6:6443\n", "another server named 's1' was already defined at line 2"},
-		{"backend b\n\tserver s1 10.0.0.5:x\n", "invalid address"},
+		{"backend b\n\tserver s1 10.0.0.5 check\n", "config: backend 'b': server 's1' has neither service port nor check port nor tcp_check rule 'connect' with port information."},
+		{"backend b\n\tserver s1 fd00::5\n", "could not resolve address 'fd00:'"},
+		{"backend b\n\tserver s1 10.0.0.5\n\tserver s1 10.0.0.6\n", "parsing [/tmp/h.cfg:3] : backend 'b', another server named 's1' was already defined at line 2, please use distinct names."},
+		{"backend b\n\tserver s1 10.0.0.5\nfrontend f\n\tbind *:30080\n\tdefault_backend b\n\tserver s2 10.0.0.6\n", "'server' not allowed because frontend 'f' has no backend capability."},
 		{"defaults\n\tmode tls\n", "'mode' expects one of"},
 	} {
 		n.write("/tmp/h.cfg", tc.cfg, 0o644)
 		r := n.run(false, "haproxy -c -f /tmp/h.cfg")
 		if r.code != 1 || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("haproxy -c %q: %d %s", tc.cfg, r.code, r.stderr)
+		}
+	}
+	// Valid without a port (the client's port is used), or with a check
+	// port.
+	for _, cfg := range []string{
+		"backend b\n\tserver s1 10.0.0.5\n\tserver s2 [fd00::5]\n\tserver s3 10.0.0.7 check port 30080\n\tserver s4 [fd00::6]:6443 check\n",
+	} {
+		n.write("/tmp/h.cfg", cfg, 0o644)
+		if r := n.run(false, "haproxy -c -f /tmp/h.cfg"); r.code != 0 {
+			t.Errorf("haproxy -c %q: %d %s", cfg, r.code, r.stderr)
 		}
 	}
 	for _, tc := range []struct{ cfg, want string }{

@@ -62,30 +62,76 @@ type haproxyFrontend struct {
 
 type haproxyBackend struct {
 	name    string
+	kind    string // "backend" or "proxy" (a listen section)
+	line    int
 	mode    string
 	servers []haproxyServer
 }
 
 type haproxyServer struct {
-	name string
-	host string
-	// port is the server's port; 0 forwards to the port the client
-	// connected to (configuration.txt 5.2 "server": "If the port is
-	// omitted, the connection is sent to the same port the client
-	// connected to").
-	port      int
+	name      string
+	addr      string // host:port; port 0: the client's destination port
 	check     bool
-	checkPort int
+	checkPort int // "port N" after "check"; 0 without
+	line      int
 }
 
-// addr is the server's host:port for a connection to the frontend's
-// port.
-func (s haproxyServer) addr(clientPort int) string {
-	port := s.port
-	if port == 0 {
-		port = clientPort
+// port is the server's port, 0 when it has none.
+func (s haproxyServer) port() int {
+	_, p, _ := net.SplitHostPort(s.addr)
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// backendsInOrder returns the backends in the order of the file.
+func (c *haproxyConfig) backendsInOrder() []*haproxyBackend {
+	var out []*haproxyBackend
+	for _, b := range c.backends {
+		out = append(out, b)
 	}
-	return net.JoinHostPort(s.host, strconv.Itoa(port))
+	slices.SortFunc(out, func(a, b *haproxyBackend) int { return a.line - b.line })
+	return out
+}
+
+// haproxyServerAddr reads a server address: an IPv4 address, a
+// bracketed IPv6 address ("[fd00::5]", "[fd00::5]:6443") or one with the
+// ipv6@ prefix ("ipv6@fd00::5:6443", where the last colon starts the
+// port), each with an optional ":port" (0 without one).
+func haproxyServerAddr(a string) (string, int, error) {
+	a = strings.TrimPrefix(a, "ipv4@")
+	v6 := strings.HasPrefix(a, "ipv6@")
+	a = strings.TrimPrefix(a, "ipv6@")
+	host, portS := a, ""
+	switch {
+	case strings.HasPrefix(a, "["):
+		end := strings.IndexByte(a, ']')
+		if end < 0 {
+			return "", 0, fmt.Errorf("missing ']' in '%s'", a)
+		}
+		host, portS = a[1:end], strings.TrimPrefix(a[end+1:], ":")
+		if rest := a[end+1:]; rest != "" && !strings.HasPrefix(rest, ":") {
+			return "", 0, fmt.Errorf("garbage after ']' in '%s'", a)
+		}
+	case v6 || strings.Count(a, ":") == 1:
+		i := strings.LastIndexByte(a, ':')
+		host, portS = a[:i], a[i+1:]
+	case strings.Contains(a, ":"):
+		// A bare IPv6 address: HAProxy takes the last colon for the
+		// port's ("could not resolve address 'fd00:'").
+		return "", 0, fmt.Errorf("could not resolve address '%s'", a[:strings.LastIndexByte(a, ':')])
+	}
+	if _, err := netip.ParseAddr(host); err != nil {
+		return "", 0, fmt.Errorf("could not resolve address '%s'", host)
+	}
+	port := 0
+	if portS != "" {
+		p, err := strconv.Atoi(portS)
+		if err != nil || p < 1 || p > 65535 {
+			return "", 0, fmt.Errorf("invalid port '%s'", portS)
+		}
+		port = p
+	}
+	return host, port, nil
 }
 
 // haproxyKeywords are the keywords the parser accepts per section
@@ -106,7 +152,6 @@ var haproxyKeywords = map[string][]string{
 // alerts ("parsing [FILE:LINE] : ...").
 func parseHAProxy(file string, data []byte) (*haproxyConfig, error) {
 	cfg := &haproxyConfig{backends: map[string]*haproxyBackend{}}
-	serverLines := map[string]int{}
 	section, name := "", ""
 	defaultMode := "tcp" // HAProxy's mode without one is tcp (configuration.txt 4.2 "mode")
 	var fe *haproxyFrontend
@@ -140,7 +185,11 @@ func parseHAProxy(file string, data []byte) (*haproxyConfig, error) {
 				if cfg.backends[name] != nil {
 					return nil, alert(ln, "backend '%s' has the same name as another backend", name)
 				}
-				be = &haproxyBackend{name: name, mode: defaultMode}
+				kind := "backend"
+				if f[0] == "listen" {
+					kind = "proxy"
+				}
+				be = &haproxyBackend{name: name, kind: kind, line: ln, mode: defaultMode}
 				cfg.backends[name] = be
 			}
 			if f[0] == "listen" {
@@ -152,8 +201,8 @@ func parseHAProxy(file string, data []byte) (*haproxyConfig, error) {
 			return nil, alert(ln, "unknown keyword '%s' out of section.", f[0])
 		}
 		if f[0] == "server" && section == "frontend" {
-			// HAProxy 2.6 (local experiment, haproxy -c): "'server' not
-			// allowed because frontend 'X' has no backend capability."
+			// The reference's sed appends a server line after the
+			// last section, a frontend (checked with haproxy 2.6.12).
 			return nil, alert(ln, "'server' not allowed because frontend '%s' has no backend capability.", name)
 		}
 		if !slices.Contains(haproxyKeywords[section], f[0]) {
@@ -206,34 +255,48 @@ func parseHAProxy(file string, data []byte) (*haproxyConfig, error) {
 			if len(f) < 3 {
 				return nil, alert(ln, "'server' expects <name> and <addr>[:<port>] as arguments.")
 			}
+			// The port is optional: without one HAProxy connects to
+			// the port the client connected to (configuration.txt
+			// 5.2, "server", <port>: "If unset, the same port the
+			// client connected to will be used"); port 0 stands for
+			// that here.
 			host, port, err := haproxyServerAddr(f[2])
+			if err != nil && strings.HasPrefix(err.Error(), "could not resolve") {
+				// As haproxy 2.6.12 -c words it, for "fd00::5".
+				return nil, toolMsg(fmt.Sprintf("[%s:%d] : 'server %s/%s' : %v.\nFailed to initialize server(s) addr.", file, ln, name, f[1], err))
+			}
 			if err != nil {
 				return nil, alert(ln, "'server %s' : invalid address: '%s'", f[1], f[2])
 			}
-			for _, o := range be.servers {
-				if o.name == f[1] {
-					// HAProxy 2.6: "backend 'B', another server named 'S'
-					// was already defined at line N, please use distinct
-					// names."
-					return nil, alert(ln, "backend '%s', another server named '%s' was already defined at line %d, please use distinct names.", be.name, f[1], serverLines[be.name+"/"+f[1]])
+			for _, other := range be.servers {
+				if other.name == f[1] {
+					// src/server.c _srv_parse_init (2.4 and 2.6,
+					// checked with haproxy 2.6.12 -c).
+					return nil, alert(ln, "%s '%s', another server named '%s' was already defined at line %d, please use distinct names.", be.kind, name, f[1], other.line)
 				}
 			}
-			serverLines[be.name+"/"+f[1]] = ln
-			sv := haproxyServer{name: f[1], host: host, port: port, check: slices.Contains(f[3:], "check")}
+			srv := haproxyServer{name: f[1], addr: net.JoinHostPort(host, strconv.Itoa(port)), check: slices.Contains(f[3:], "check"), line: ln}
 			if i := slices.Index(f[3:], "port"); i >= 0 && 3+i+1 < len(f) {
-				sv.checkPort, _ = strconv.Atoi(f[3+i+1])
+				srv.checkPort, _ = strconv.Atoi(f[3+i+1])
 			}
-			be.servers = append(be.servers, sv)
+			be.servers = append(be.servers, srv)
 		}
 	}
-	for _, be := range cfg.backends {
-		for _, sv := range be.servers {
-			if sv.check && sv.port == 0 && sv.checkPort == 0 {
-				// src/server.c server_healthcheck_validate (fatal since
-				// 1.8; the message of 2.6, local experiment).
-				return nil, toolMsg(fmt.Sprintf("config: backend '%s': server '%s' has neither service port nor check port nor tcp_check rule 'connect' with port information.", be.name, sv.name))
+	// A server with "check" needs a port to check: its own, or "port N"
+	// (src/check.c init_srv_check in 2.4, server_healthcheck_validate in
+	// src/server.c of 1.8 and 2.0: ERR_ALERT | ERR_ABORT). Every such
+	// server is reported, in file order, as haproxy 2.6.12 -c reports
+	// the reference's NodePort backend.
+	var noPort []string
+	for _, be := range cfg.backendsInOrder() {
+		for _, s := range be.servers {
+			if s.check && s.port() == 0 && s.checkPort == 0 {
+				noPort = append(noPort, fmt.Sprintf("config: %s '%s': server '%s' has neither service port nor check port nor tcp_check rule 'connect' with port information.", be.kind, be.name, s.name))
 			}
 		}
+	}
+	if noPort != nil {
+		return nil, toolMsg(strings.Join(noPort, "\n"))
 	}
 	for _, fe := range cfg.frontends {
 		if fe.backend != "" && cfg.backends[fe.backend] == nil {
@@ -265,83 +328,6 @@ func haproxyPort(a string) (int, error) {
 		}
 	}
 	return port, nil
-}
-
-// haproxyServerAddr reads a server's address: an IP (or ipv4@/ipv6@
-// prefixed) with an optional port; no port is 0.
-func haproxyServerAddr(a string) (string, int, error) {
-	a = strings.TrimPrefix(strings.TrimPrefix(a, "ipv4@"), "ipv6@")
-	if ip, err := netip.ParseAddr(strings.Trim(a, "[]")); err == nil {
-		return ip.String(), 0, nil
-	}
-	i := strings.LastIndexByte(a, ':')
-	if i < 0 {
-		return "", 0, fmt.Errorf("bad address %q", a)
-	}
-	port, err := strconv.Atoi(a[i+1:])
-	if err != nil || port < 1 || port > 65535 {
-		return "", 0, fmt.Errorf("bad port %q", a)
-	}
-	ip, err := netip.ParseAddr(strings.Trim(a[:i], "[]"))
-	if err != nil {
-		return "", 0, err
-	}
-	return ip.String(), port, nil
-}
-
-// HAProxyServer is a server line of a loaded backend.
-type HAProxyServer struct {
-	Name, Address string
-	// Port is the server's port; 0 when the line has none (connections
-	// go to the port the client connected to).
-	Port int
-	// Check says whether health checks run ("check"); CheckPort is
-	// "port N" of the line, 0 when absent.
-	Check     bool
-	CheckPort int
-}
-
-// HAProxyFrontend is a loaded frontend (or listen section): its name,
-// the ports it binds and its default backend.
-type HAProxyFrontend struct {
-	Name    string
-	Ports   []int
-	Backend string
-}
-
-// HAProxyLoaded is the configuration a machine's haproxy.service loaded
-// at its last start or reload: its frontends in file order and its
-// backends' servers by backend name.
-type HAProxyLoaded struct {
-	Frontends []HAProxyFrontend
-	Backends  map[string][]HAProxyServer
-}
-
-// HAProxyConfig returns what m's HAProxy loaded, and false when
-// haproxy.service is not active or never loaded a configuration.
-func (w *World) HAProxyConfig(m *ubuntu.Machine) (HAProxyLoaded, bool) {
-	if !m.Service("haproxy").Active {
-		return HAProxyLoaded{}, false
-	}
-	st := lbOf(m)
-	st.mu.Lock()
-	cfg := st.haproxy
-	st.mu.Unlock()
-	if cfg == nil {
-		return HAProxyLoaded{}, false
-	}
-	out := HAProxyLoaded{Backends: map[string][]HAProxyServer{}}
-	for _, fe := range cfg.frontends {
-		out.Frontends = append(out.Frontends, HAProxyFrontend{Name: fe.name, Ports: slices.Clone(fe.binds), Backend: fe.backend})
-	}
-	for name, be := range cfg.backends {
-		var svs []HAProxyServer
-		for _, s := range be.servers {
-			svs = append(svs, HAProxyServer{Name: s.name, Address: s.host, Port: s.port, Check: s.check, CheckPort: s.checkPort})
-		}
-		out.Backends[name] = svs
-	}
-	return out, true
 }
 
 // haproxyTime parses a time value ("5s", "1h", "100" ms).
@@ -389,7 +375,10 @@ func haproxyTool(_ context.Context, _ *ubuntu.Machine, p *sshtest.Process) int {
 		return 1
 	}
 	if _, err := parseHAProxy(files[0], data); err != nil {
-		fmt.Fprintf(p.Stderr, "[ALERT]    (4321) : config : %v\n[ALERT]    (4321) : config : Fatal errors found in configuration.\n", err)
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(p.Stderr, "[ALERT]    (4321) : config : %s\n", line)
+		}
+		fmt.Fprintf(p.Stderr, "[ALERT]    (4321) : config : Fatal errors found in configuration.\n")
 		return 1
 	}
 	if !quiet {
@@ -460,7 +449,12 @@ func (w *World) haproxyRoute(m *ubuntu.Machine, port, hops int, noVIP bool) (*Cl
 			return nil, fmt.Errorf("tls: first record does not look like a TLS handshake")
 		}
 		for _, s := range be.servers {
-			c, err := w.dial(m, s.addr(port), hops+1, noVIP)
+			addr := s.addr
+			if s.port() == 0 {
+				host, _, _ := net.SplitHostPort(addr)
+				addr = net.JoinHostPort(host, strconv.Itoa(port))
+			}
+			c, err := w.dial(m, addr, hops+1, noVIP)
 			if err == nil {
 				return c, nil
 			}
