@@ -19,6 +19,7 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/heat/heattest"
+	"github.com/mgmtkit/mgmtkit/internal/sim/ansible"
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
@@ -52,6 +53,22 @@ type Options struct {
 	// hosts: the in-memory model (kube.MemoryBackend) when nil, or a real
 	// control plane (the module internal/realkube).
 	KubeBackend kube.Backend
+	// Ansible configures the Ansible server [Cloud.AddAnsibleServer]
+	// starts.
+	Ansible AnsibleOptions
+}
+
+// AnsibleOptions configure kubespray's Ansible server.
+type AnsibleOptions struct {
+	// CoreVersion is the ansible-core installed (one of
+	// ansible.CoreVersions); ansible.DefaultCoreVersion when empty.
+	CoreVersion string
+	// KubesprayRelease is the kubespray checkout at [KubesprayRootPath]
+	// (one of ansible.Releases); ansible.DefaultRelease when empty.
+	KubesprayRelease string
+	// NoSSHPass leaves sshpass uninstalled: Ansible cannot log in to the
+	// nodes with a password.
+	NoSSHPass bool
 }
 
 // Cloud is a simulated OpenStack tenant. It is safe for concurrent use.
@@ -124,6 +141,7 @@ func New(opts Options) (*Cloud, error) {
 		containers.AddPackages(cat, c)
 		c.addKubePackages(cat)
 		c.addNFSPackages(cat)
+		ansible.AddPackages(cat, c)
 		return cat
 	}
 	if err := c.writeKnownHosts(); err != nil {
@@ -536,6 +554,13 @@ func (c *Cloud) AnsibleServerAddress() (string, error) {
 // AddAnsibleServer starts kubespray's Ansible server at
 // [Cloud.AnsibleServerAddress] with login. The cloud has at most one; a
 // second call returns the first.
+//
+// The server has what [Options.Ansible] says (by default ansible-core
+// ansible.DefaultCoreVersion, whose ansible-playbook is the semantic
+// fake of internal/sim/ansible, sshpass, and a kubespray checkout of
+// ansible.DefaultRelease at [KubesprayRootPath] owned by the login
+// user). Its ansible-playbook reaches the cloud's hosts as [Cloud.Dial]
+// does, and its fault knobs are ansible.FaultsOf(h.Machine).
 func (c *Cloud) AddAnsibleServer(login Login) (*Host, error) {
 	addr, err := c.AnsibleServerAddress()
 	if err != nil {
@@ -546,8 +571,23 @@ func (c *Cloud) AddAnsibleServer(login Login) (*Host, error) {
 	if a := c.AnsibleServer(); a != nil {
 		return a, nil
 	}
-	h, err := c.newHost(lcm.RoleAnsible, login, []string{addr}, nil)
+	ao := c.opts.Ansible
+	core := firstOf(ao.CoreVersion, ansible.DefaultCoreVersion)
+	corePkg := ansible.CorePackage(core)
+	if corePkg == "" {
+		return nil, fmt.Errorf("sim: ansible-core %s is not in the simulation (have %s)", core, strings.Join(ansible.CoreVersions(), ", "))
+	}
+	pkgs := []string{corePkg}
+	if !ao.NoSSHPass {
+		pkgs = append(pkgs, "sshpass")
+	}
+	h, err := c.newHost(lcm.RoleAnsible, login, []string{addr}, pkgs)
 	if err != nil {
+		return nil, err
+	}
+	owner := firstOf(login.User, "root")
+	if err := ansible.InstallKubespray(h.FS(), KubesprayRootPath, firstOf(ao.KubesprayRelease, ansible.DefaultRelease), owner); err != nil {
+		h.SSH.Close()
 		return nil, err
 	}
 	h.Resource, h.ServerID, h.SSHAddress, h.NICAddress = "ansible-server", newUUID(), addr, addr
@@ -566,4 +606,14 @@ func (c *Cloud) AnsibleServer() *Host {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.ansible
+}
+
+// firstOf returns the first non-empty string.
+func firstOf(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }

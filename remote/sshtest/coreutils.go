@@ -122,12 +122,17 @@ func sleepProgram(ctx context.Context, p *Process) int {
 	}
 }
 
-// envProgram: env [-i] [-u NAME]... [NAME=VALUE...] [COMMAND [ARG...]].
+// envProgram: env [-i] [-u NAME]... [-C DIR] [NAME=VALUE...] [COMMAND
+// [ARG...]]. -C (--chdir) runs COMMAND in DIR; as GNU env 9.1 does, a
+// directory it cannot enter fails with "env: cannot change directory to
+// 'DIR': REASON" and -C without a command with "env: must specify
+// command with --chdir (-C)", both exit 125.
 func envProgram(ctx context.Context, p *Process) int {
-	c, code, ok := OptionSpec{Short: "iu:", Long: []string{"ignore-environment", "unset="}}.Parse(p, p.Args[1:], true)
+	c, code, ok := OptionSpec{Short: "iu:C:", Long: []string{"ignore-environment", "unset=", "chdir="}}.Parse(p, p.Args[1:], true)
 	if !ok {
 		return code
 	}
+	dir, chdir := c.Value("-C", "--chdir")
 	env := p.Env
 	if c.Has("-i", "--ignore-environment") {
 		env = nil
@@ -145,6 +150,11 @@ func envProgram(ctx context.Context, p *Process) int {
 		args = args[1:]
 	}
 	if len(args) == 0 {
+		if chdir {
+			p.Errorf("must specify command with --chdir (-C)")
+			fmt.Fprintf(p.Stderr, "Try '%s --help' for more information.\n", p.Name())
+			return 125
+		}
 		for _, kv := range env {
 			fmt.Fprintln(p.Stdout, kv)
 		}
@@ -152,6 +162,23 @@ func envProgram(ctx context.Context, p *Process) int {
 	}
 	child := *p
 	child.Env, child.Args = env, args
+	if chdir {
+		abs := p.FS.Abs(dir)
+		fi, err := p.FS.Stat(abs)
+		switch {
+		case err != nil:
+			p.Errorf("cannot change directory to %s: %s", p.q(dir), ErrMessage(err))
+			return 125
+		case !fi.IsDir():
+			p.Errorf("cannot change directory to %s: Not a directory", p.q(dir))
+			return 125
+		case p.FS.Access(abs, 1) != nil:
+			p.Errorf("cannot change directory to %s: Permission denied", p.q(dir))
+			return 125
+		}
+		child.Dir = abs
+		child.FS = p.Host.fs.As(p.FS.Cred(), abs).WithUmask(p.FS.Umask())
+	}
 	return p.Host.start(ctx, &child, func(e *execError) int {
 		p.Errorf("%s: %s", p.q(e.name), e.execvpText())
 		return e.code

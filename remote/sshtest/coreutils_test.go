@@ -392,6 +392,9 @@ func TestCoreutilsNamesAndHost(t *testing.T) {
 		{"env -u", "env -u HOME -u USER env | grep -c -E '^(HOME|USER)='", "0\n", "", 1},
 		{"env runs a program", "env X=1 sh -c 'echo $X'", "1\n", "", 0},
 		{"env missing program", "env nope", "", "env: ‘nope’: No such file or directory\n", 127},
+		{"env -C", "env -C /tmp pwd; env --chdir=/etc pwd", "/tmp\n/etc\n", "", 0},
+		{"env -C missing dir", "env -C /nonexist true", "", "env: cannot change directory to ‘/nonexist’: No such file or directory\n", 125},
+		{"env -C without command", "env -C /tmp", "", "env: must specify command with --chdir (-C)\nTry 'env --help' for more information.\n", 125},
 		// kill, date, sleep, timeout
 		{"kill", "/bin/kill -9 4242; echo $?; env kill -s TERM 1 2", "1\n", "/bin/kill: (4242): No such process\nkill: (1): No such process\nkill: (2): No such process\n", 1},
 		{"kill bad", "/bin/kill -s BOGUS 1", "", "kill: BOGUS: invalid signal specification\n", 2},
