@@ -21,7 +21,10 @@
 # configurations are checked by them), etcd-server and etcd-client
 # (kubeadm's etcd member steps run against them), e2fsprogs, util-linux,
 # fdisk and xfsprogs (nfs's format guard is checked against mkfs.ext4,
-# debugfs, blkid, mkswap, sfdisk and mkfs.xfs on sparse files), and
+# debugfs, blkid, mkswap, sfdisk and mkfs.xfs on sparse files),
+# ansible-core and sshpass (kubespray's inventories are read by
+# ansible-inventory, its output parser reads ansible-playbook's real
+# output, and password logins over SSH go through sshpass), and
 # staticcheck with go install.
 #
 # exportfs (nfs's exports files are loaded by it) comes from Debian's
@@ -60,6 +63,12 @@ command -v sftp >/dev/null || missing+=(openssh-client)
 [ -x /usr/sbin/blkid ] && [ -x /usr/sbin/mkswap ] || missing+=(util-linux)
 [ -x /usr/sbin/sfdisk ] || missing+=(fdisk)
 [ -x /usr/sbin/mkfs.xfs ] || missing+=(xfsprogs)
+# kubespray's inventories, group_vars and RECAP parser are checked against
+# Debian 12's ansible-core 2.14 (ansible-inventory, ansible-playbook -c
+# local); its known_hosts and login files against ansible-playbook over SSH
+# with a password, which needs sshpass.
+[ -x /usr/bin/ansible-playbook ] && [ -x /usr/bin/ansible-inventory ] || missing+=(ansible-core)
+[ -x /usr/bin/sshpass ] || missing+=(sshpass)
 if [ ${#missing[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		echo "==> installing ${missing[*]}"
