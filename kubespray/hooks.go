@@ -316,6 +316,11 @@ func (r *run) inventoryFiles(ctx context.Context, inv Inventory) (InventoryFiles
 		files.Files[name] = b
 		files.Secret[name] = true
 	}
+	for _, name := range LoginFilePaths() {
+		if _, ok := files.Files[name]; !ok {
+			files.Absent = append(files.Absent, name)
+		}
+	}
 	return files, nil
 }
 
@@ -390,7 +395,7 @@ func (c *Hooks) Instantiate(ctx context.Context, hook lcm.Hook, op Op) (*lcm.Hoo
 		if err != nil {
 			return err
 		}
-		if err := r.playbook(ctx, StepCluster, srv, Play{Playbook: PlaybookCluster, Expect: names(r.topo.nodes())}); err != nil {
+		if err := r.playbook(ctx, StepCluster, srv, Play{Playbook: PlaybookCluster, Expect: nodeNames(r.topo.nodes())}); err != nil {
 			return err
 		}
 		if err := r.joined(ctx, r.topo.nodes()); err != nil {
@@ -492,10 +497,10 @@ func (r *run) addWorkers(ctx context.Context, targets []lcm.Node) error {
 	if err != nil {
 		return err
 	}
-	if err := r.playbook(ctx, StepFacts, srv, Play{Playbook: srv.FactsPlaybook, Expect: names(r.topo.nodes())}); err != nil {
+	if err := r.playbook(ctx, StepFacts, srv, Play{Playbook: srv.FactsPlaybook, Expect: nodeNames(r.topo.nodes())}); err != nil {
 		return err
 	}
-	if err := r.playbook(ctx, StepScale, srv, Play{Playbook: PlaybookScale, Limit: names(targets), Expect: names(targets)}); err != nil {
+	if err := r.playbook(ctx, StepScale, srv, Play{Playbook: PlaybookScale, Limit: nodeNames(targets), Expect: nodeNames(targets)}); err != nil {
 		return err
 	}
 	if err := r.joined(ctx, targets); err != nil {
@@ -731,8 +736,8 @@ func instanceID(inst *lcm.VnfInstance) string {
 	return inst.ID
 }
 
-// names returns the node names of nodes.
-func names(nodes []lcm.Node) []string {
+// nodeNames returns the node names of nodes.
+func nodeNames(nodes []lcm.Node) []string {
 	var out []string
 	for _, n := range nodes {
 		out = append(out, nodeName(n))

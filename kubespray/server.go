@@ -132,10 +132,13 @@ func (s Server) inventory(name string) string {
 
 // InventoryFiles are the files [PrepareInventory] writes, paths relative to
 // the inventory directory ([HostsFile], [KnownHostsFile], group_vars).
-// Secret marks the ones that hold credentials: written 0600.
+// Secret marks the ones that hold credentials: written 0600. Absent are
+// files of this package that must not be there (the other layout of the
+// login files: [LoginFilePaths]).
 type InventoryFiles struct {
 	Files  map[string][]byte
 	Secret map[string]bool
+	Absent []string
 }
 
 // PrepareInventory makes the inventory directory hold files: it is first
@@ -182,6 +185,21 @@ func PrepareInventory(ctx context.Context, h remote.Host, s Server, instance str
 	for i, w := range wrote {
 		if w {
 			changed = append(changed, path.Base(writes[i].Path))
+		}
+	}
+	if len(files.Absent) > 0 {
+		var absent []string
+		for _, name := range files.Absent {
+			absent = append(absent, s.inventory(name))
+		}
+		removed, err := remote.RemoveFiles(ctx, h, absent, nil, remote.FileOptions{})
+		if err != nil {
+			return res, fmt.Errorf("kubespray: removing stale inventory files: %w", err)
+		}
+		for i, r := range removed {
+			if r {
+				changed = append(changed, "removed "+path.Base(absent[i]))
+			}
 		}
 	}
 	if len(changed) > 0 {

@@ -451,6 +451,7 @@ var resourceTypes = func() map[string]schema.GroupVersionKind {
 	add(KindPersistentVolumeClaim, "persistentvolumeclaims", "persistentvolumeclaim", "pvc")
 	add(KindPodDisruptionBudget, "poddisruptionbudgets", "poddisruptionbudget", "pdb", "poddisruptionbudgets.policy")
 	add(KindEvent, "events", "event", "ev")
+	add(KindService, "services", "service", "svc")
 	add(KindClusterRole, "clusterroles", "clusterrole", "clusterroles.rbac.authorization.k8s.io")
 	add(KindClusterRoleBinding, "clusterrolebindings", "clusterrolebinding", "clusterrolebindings.rbac.authorization.k8s.io")
 	add(KindRole, "roles", "role", "roles.rbac.authorization.k8s.io")

@@ -43,6 +43,9 @@ var (
 	KindSecret = corev1.SchemeGroupVersion.WithKind("Secret")
 	// KindConfigMap is core/v1 ConfigMap.
 	KindConfigMap = corev1.SchemeGroupVersion.WithKind("ConfigMap")
+	// KindService is core/v1 Service: stored as it comes (no
+	// ClusterIP allocation, no endpoints, no kube-proxy).
+	KindService = corev1.SchemeGroupVersion.WithKind("Service")
 	// KindClusterRole is rbac.authorization.k8s.io/v1 ClusterRole.
 	KindClusterRole = rbacv1.SchemeGroupVersion.WithKind("ClusterRole")
 	// KindClusterRoleBinding is rbac.authorization.k8s.io/v1 ClusterRoleBinding.
