@@ -208,6 +208,13 @@ func (c *Cloud) SpecCluster(name string, shape ClusterShape) (*lcm.InstantiateVn
 	return c.cluster(name, body, shape)
 }
 
+// ClusterFrom is [Cloud.SampleCluster] for a request body of its own,
+// such as a sample's with values changed (samples.Patch); name names
+// it in errors.
+func (c *Cloud) ClusterFrom(name string, body []byte, shape ClusterShape) (*lcm.InstantiateVnfRequest, Topology, error) {
+	return c.cluster(name, body, shape)
+}
+
 // cluster is [Cloud.SampleCluster]'s work on the request body of sample
 // name.
 func (c *Cloud) cluster(name string, body []byte, shape ClusterShape) (*lcm.InstantiateVnfRequest, Topology, error) {
