@@ -355,7 +355,7 @@ gather facts : ok=3 ------------------------------------------------------ 0.03s
 	})
 	t.Run("huge result", func(t *testing.T) {
 		// A failed shell task's JSON holds its whole output.
-		big := strings.Repeat("x", 3<<20)
+		big := strings.Repeat("x", maxJSON+1024)
 		var p RecapParser
 		events := parse(&p, "TASK [t] ***\nfatal: [h]: FAILED! => {\"stdout\": \""+big+"\",\n \"msg\": \"m\"}\nTASK [u] ***\n")
 		r := p.Recap()
