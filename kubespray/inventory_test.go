@@ -15,9 +15,9 @@ import (
 
 func addr(s string) netip.Addr { return netip.MustParseAddr(s) }
 
-// host is a host named ROLE-<ip with dashes>, as kubeadm names nodes,
+// testHost is a host named ROLE-<ip with dashes>, as kubeadm names nodes,
 // with one address for SSH and the cluster network.
-func host(role, ip string) Host {
+func testHost(role, ip string) Host {
 	return Host{Name: role + "-" + strings.ReplaceAll(ip, ".", "-"), AnsibleHost: addr(ip), IP: addr(ip)}
 }
 
@@ -47,7 +47,7 @@ func yamlValue(t *testing.T, b []byte) any {
 }
 
 func TestInventoryYAMLIsTheContractsShape(t *testing.T) {
-	inv := Inventory{ControlPlane: []Host{host("master", "127.0.1.2")}, Nodes: []Host{host("worker", "127.0.1.3")}}
+	inv := Inventory{ControlPlane: []Host{testHost("master", "127.0.1.2")}, Nodes: []Host{testHost("worker", "127.0.1.3")}}
 	got, err := inv.YAML()
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestInventoryYAMLIsTheContractsShape(t *testing.T) {
 
 func TestInventoryYAMLGolden(t *testing.T) {
 	inv := Inventory{
-		ControlPlane: []Host{host("master", "10.10.0.13"), host("master", "10.10.0.11"), host("master", "10.10.0.12")},
+		ControlPlane: []Host{testHost("master", "10.10.0.13"), testHost("master", "10.10.0.11"), testHost("master", "10.10.0.12")},
 		Nodes: []Host{
 			{Name: "worker-10-10-0-21", AnsibleHost: addr("192.168.10.21"), IP: addr("10.10.0.21")},
 			{Name: "worker-10-10-0-22", AnsibleHost: addr("::ffff:192.168.10.22"), IP: addr("10.10.0.22")},
@@ -92,8 +92,8 @@ func TestInventoryYAMLGolden(t *testing.T) {
 }
 
 func TestInventoryCheck(t *testing.T) {
-	m1, m2, m3 := host("master", "10.0.0.1"), host("master", "10.0.0.2"), host("master", "10.0.0.3")
-	w1 := host("worker", "10.0.0.11")
+	m1, m2, m3 := testHost("master", "10.0.0.1"), testHost("master", "10.0.0.2"), testHost("master", "10.0.0.3")
+	w1 := testHost("worker", "10.0.0.11")
 	for _, c := range []struct {
 		name string
 		inv  Inventory
@@ -105,7 +105,7 @@ func TestInventoryCheck(t *testing.T) {
 		{"IPv6 SSH address", Inventory{ControlPlane: []Host{{Name: "m", AnsibleHost: addr("fd00::1"), IP: addr("10.0.0.1")}}}, nil},
 		{"no control plane", Inventory{Nodes: []Host{w1}}, []string{"no control-plane host", "kube_control_plane is empty"}},
 		{"two masters", Inventory{ControlPlane: []Host{m1, m2}}, []string{"2 control-plane hosts (master-10-0-0-1, master-10-0-0-2)", "even number of etcd hosts"}},
-		{"four masters", Inventory{ControlPlane: []Host{m1, m2, m3, host("master", "10.0.0.4")}}, []string{"4 control-plane hosts"}},
+		{"four masters", Inventory{ControlPlane: []Host{m1, m2, m3, testHost("master", "10.0.0.4")}}, []string{"4 control-plane hosts"}},
 		{"upper case", Inventory{ControlPlane: []Host{{Name: "Master-1", AnsibleHost: addr("10.0.0.1"), IP: addr("10.0.0.1")}}}, []string{`host "Master-1"`, "lower case"}},
 		{"underscore", Inventory{ControlPlane: []Host{m1}, Nodes: []Host{{Name: "worker_1", AnsibleHost: addr("10.0.0.9"), IP: addr("10.0.0.9")}}}, []string{`host "worker_1"`}},
 		{"leading dash", Inventory{ControlPlane: []Host{{Name: "-m", AnsibleHost: addr("10.0.0.1"), IP: addr("10.0.0.1")}}}, []string{`host "-m"`}},
@@ -149,8 +149,8 @@ func TestInventoryCheck(t *testing.T) {
 }
 
 func TestInventoryWithoutAndWithNodes(t *testing.T) {
-	m := host("master", "10.0.0.2")
-	w1, w12, w3 := host("worker", "10.0.0.1"), host("worker", "10.0.0.12"), host("worker", "10.0.0.3")
+	m := testHost("master", "10.0.0.2")
+	w1, w12, w3 := testHost("worker", "10.0.0.1"), testHost("worker", "10.0.0.12"), testHost("worker", "10.0.0.3")
 	inv := Inventory{ControlPlane: []Host{m}, Nodes: []Host{w1, w12}}
 
 	// Removing worker-10-0-0-1 does not touch worker-10-0-0-12 (the
@@ -194,11 +194,11 @@ func TestInventoryWithoutAndWithNodes(t *testing.T) {
 
 func TestParseInventoryRoundTrip(t *testing.T) {
 	for _, inv := range []Inventory{
-		{ControlPlane: []Host{host("master", "127.0.1.2")}},
-		{ControlPlane: []Host{host("master", "127.0.1.2")}, Nodes: []Host{host("worker", "127.0.1.3")}},
+		{ControlPlane: []Host{testHost("master", "127.0.1.2")}},
+		{ControlPlane: []Host{testHost("master", "127.0.1.2")}, Nodes: []Host{testHost("worker", "127.0.1.3")}},
 		{
-			ControlPlane: []Host{host("master", "10.0.0.3"), host("master", "10.0.0.1"), host("master", "10.0.0.2")},
-			Nodes:        []Host{{Name: "worker-b", AnsibleHost: addr("fd00::b"), IP: addr("10.0.1.2")}, host("worker", "10.0.0.21")},
+			ControlPlane: []Host{testHost("master", "10.0.0.3"), testHost("master", "10.0.0.1"), testHost("master", "10.0.0.2")},
+			Nodes:        []Host{{Name: "worker-b", AnsibleHost: addr("fd00::b"), IP: addr("10.0.1.2")}, testHost("worker", "10.0.0.21")},
 		},
 	} {
 		b, err := inv.YAML()
@@ -218,7 +218,7 @@ func TestParseInventoryRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Inventory{ControlPlane: []Host{host("master", "127.0.1.2")}, Nodes: []Host{host("worker", "127.0.1.3")}}); !reflect.DeepEqual(got, want) {
+	if want := (Inventory{ControlPlane: []Host{testHost("master", "127.0.1.2")}, Nodes: []Host{testHost("worker", "127.0.1.3")}}); !reflect.DeepEqual(got, want) {
 		t.Errorf("ParseInventory(contract) = %+v, want %+v", got, want)
 	}
 	// The control plane comes back in etcd member order whatever the
