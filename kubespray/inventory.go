@@ -94,7 +94,19 @@ func (inv Inventory) Check() error {
 		}
 		seenAddr[a] = h.Name
 	}
-	for _, h := range inv.hosts() {
+	type roleHost struct {
+		role string
+		Host
+	}
+	var all []roleHost
+	for _, h := range inv.ControlPlane {
+		all = append(all, roleHost{"control plane", h})
+	}
+	for _, h := range inv.Nodes {
+		all = append(all, roleHost{"worker", h})
+	}
+	for _, rh := range all {
+		h := rh.Host
 		switch {
 		case h.Name == "":
 			errs = append(errs, errors.New("a host has no name"))
@@ -104,10 +116,10 @@ func (inv Inventory) Check() error {
 			errs = append(errs, fmt.Errorf("host %q: kubespray stops on this name: it must consist of lower case alphanumeric characters, '.' or '-', and start and end with an alphanumeric character", h.Name))
 		}
 		if role, ok := seenName[h.Name]; ok {
-			errs = append(errs, fmt.Errorf("host %s is in the inventory twice (as %s and as %s)", h.Name, role, inv.role(h)))
+			errs = append(errs, fmt.Errorf("host %s is in the inventory twice (as %s and as %s)", h.Name, role, rh.role))
 			continue
 		}
-		seenName[h.Name] = inv.role(h)
+		seenName[h.Name] = rh.role
 		switch {
 		case !h.AnsibleHost.IsValid():
 			errs = append(errs, fmt.Errorf("host %s: no ansible_host (SSH) address", h.Name))
@@ -128,21 +140,6 @@ func (inv Inventory) Check() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// hosts returns the control-plane hosts, then the workers.
-func (inv Inventory) hosts() []Host {
-	return slices.Concat(inv.ControlPlane, inv.Nodes)
-}
-
-// role says whether h is first found as a control-plane host or a worker.
-func (inv Inventory) role(h Host) string {
-	for _, c := range inv.ControlPlane {
-		if c == h {
-			return "control plane"
-		}
-	}
-	return "worker"
 }
 
 func names(hosts []Host) []string {

@@ -22,8 +22,9 @@ import (
 // Recap is what a playbook run reported: the PLAY RECAP counters per host
 // and each failure line.
 type Recap struct {
-	// Hosts are the PLAY RECAP lines by host name. A host absent from the
-	// inventory or matched by no play is absent here.
+	// Hosts are the PLAY RECAP lines by host name; nil when no PLAY RECAP
+	// was printed (ansible-playbook stopped before running a play). A host
+	// absent from the inventory or matched by no play is absent here.
 	Hosts map[string]HostStats
 	// Failures are the failure lines in the order they were printed,
 	// ignored and rescued ones included.
@@ -72,28 +73,6 @@ type Failure struct {
 	Message string
 }
 
-// String is "HOST[ -> DELEGATE]: task TASK[ (item=ITEM)]: MESSAGE".
-func (f Failure) String() string {
-	var b strings.Builder
-	b.WriteString(f.Host)
-	if f.Delegate != "" {
-		b.WriteString(" -> " + f.Delegate)
-	}
-	if f.Task != "" {
-		b.WriteString(": task " + f.Task)
-	}
-	if f.Item != "" {
-		b.WriteString(" (item=" + f.Item + ")")
-	}
-	if f.Unreachable {
-		b.WriteString(": unreachable")
-	}
-	if f.Message != "" {
-		b.WriteString(": " + f.Message)
-	}
-	return b.String()
-}
-
 // Limits on what a failure keeps: a failed shell task's JSON holds its
 // whole stdout and stderr.
 const (
@@ -128,8 +107,7 @@ var (
 	ansiRE      = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
 	bannerRE    = regexp.MustCompile(`^(PLAY|TASK|RUNNING HANDLER) \[(.*)\] \*{3,}$`)
 	recapRE     = regexp.MustCompile(`^PLAY RECAP \*{3,}$`)
-	fatalRE     = regexp.MustCompile(`^fatal: \[(.+?)\]: (FAILED|UNREACHABLE)! => (.*)$`)
-	itemFailRE  = regexp.MustCompile(`^failed: \[(.+?)\] \(item=(.*)$`)
+	fatalRE     = regexp.MustCompile(`^fatal: \[(.+?)\]: (FAILED|UNREACHABLE)! => $`)
 	statsLineRE = regexp.MustCompile(`^(.+?) +: ((?:[a-z]+=-?[0-9]+ *)+)$`)
 	noHostsRE   = regexp.MustCompile(`^skipping: no hosts matched$`)
 )
@@ -172,27 +150,39 @@ func (p *RecapParser) Line(line string) (event string) {
 		p.recap.Errors = append(p.recap.Errors, line)
 		return line
 	}
-	if m := bannerRE.FindStringSubmatch(line); m != nil {
-		switch m[1] {
-		case "PLAY":
-			p.play, p.task = m[2], ""
-			return "play " + m[2]
-		case "TASK":
-			p.task = m[2]
-			return "task " + m[2]
-		default:
-			p.task = m[2]
-			return "handler " + m[2]
+	if strings.HasSuffix(line, "***") {
+		if m := bannerRE.FindStringSubmatch(line); m != nil {
+			switch m[1] {
+			case "PLAY":
+				p.play, p.task = m[2], ""
+				return "play " + m[2]
+			case "TASK":
+				p.task = m[2]
+				return "task " + m[2]
+			default:
+				p.task = m[2]
+				return "handler " + m[2]
+			}
 		}
 	}
-	if m := fatalRE.FindStringSubmatch(line); m != nil {
-		host, delegate := splitDelegate(m[1])
-		f := &Failure{Host: host, Delegate: delegate, Task: p.task, Unreachable: m[2] == "UNREACHABLE"}
-		return p.startJSON(f, m[3])
+	// The regular expressions see only the head of a failure line: its
+	// JSON may be megabytes long.
+	if strings.HasPrefix(line, "fatal: [") {
+		if i := strings.Index(line, "! => "); i > 0 {
+			if m := fatalRE.FindStringSubmatch(line[:i+len("! => ")]); m != nil {
+				host, delegate := splitDelegate(m[1])
+				f := &Failure{Host: host, Delegate: delegate, Task: p.task, Unreachable: m[2] == "UNREACHABLE"}
+				return p.startJSON(f, line[i+len("! => "):])
+			}
+		}
 	}
-	if m := itemFailRE.FindStringSubmatch(line); m != nil {
-		host, delegate := splitDelegate(m[1])
-		item, rest := splitItem(m[2])
+	if rest, ok := strings.CutPrefix(line, "failed: ["); ok {
+		i := strings.Index(rest, "] (item=")
+		if i <= 0 {
+			return ""
+		}
+		host, delegate := splitDelegate(rest[:i])
+		item, rest := splitItem(rest[i+len("] (item="):])
 		f := &Failure{Host: host, Delegate: delegate, Task: p.task, Item: item}
 		return p.startJSON(f, rest)
 	}
@@ -412,6 +402,15 @@ type jsonEnd struct {
 // Text after the close is ignored.
 func (j *jsonEnd) feed(text string) bool {
 	for i := 0; i < len(text); i++ {
+		if j.inString && !j.escaped {
+			// Skip to the string's next quote or backslash: a result's
+			// stdout may be megabytes long.
+			k := strings.IndexAny(text[i:], `"\`)
+			if k < 0 {
+				return false
+			}
+			i += k
+		}
 		c := text[i]
 		switch {
 		case j.inString && j.escaped:

@@ -229,7 +229,7 @@ func checkKnownHostsPath(p string) error {
 	if i := strings.IndexFunc(p, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+@", r))
 	}); i >= 0 {
-		return fmt.Errorf("known_hosts path %q holds %q, which ssh or Ansible would read specially; use A-Z a-z 0-9 / . _ - + @", p, p[i])
+		return fmt.Errorf("known_hosts path %q holds %q, which ssh or Ansible would read specially; use A-Z a-z 0-9 / . _ - + @", p, p[i:i+1])
 	}
 	return nil
 }

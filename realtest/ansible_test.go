@@ -27,8 +27,8 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"maps"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -84,12 +84,12 @@ func runAnsible(t *testing.T, dir string, env []string, prog string, args ...str
 	cfg := filepath.Join(dir, "empty-ansible.cfg")
 	writeFile(t, cfg, nil, 0o644)
 	vars := map[string]string{
-		"PATH":                             "/usr/sbin:/usr/bin:/sbin:/bin",
-		"LC_ALL":                           "C.UTF-8",
-		"HOME":                             home,
-		"ANSIBLE_CONFIG":                   cfg,
-		"ANSIBLE_NOCOLOR":                  "1",
-		"ANSIBLE_NOCOWS":                   "1",
+		"PATH":                              "/usr/sbin:/usr/bin:/sbin:/bin",
+		"LC_ALL":                            "C.UTF-8",
+		"HOME":                              home,
+		"ANSIBLE_CONFIG":                    cfg,
+		"ANSIBLE_NOCOLOR":                   "1",
+		"ANSIBLE_NOCOWS":                    "1",
 		"ANSIBLE_INVENTORY_UNPARSED_FAILED": "True",
 	}
 	for _, kv := range env {
@@ -237,11 +237,6 @@ func (c inventoryCase) write(t *testing.T, dir string) string {
 	return filepath.Join(dir, "hosts.yaml")
 }
 
-// ansibleUnsafe is how ansible-inventory prints an !unsafe string.
-type ansibleUnsafe struct {
-	Value string `json:"__ansible_unsafe"`
-}
-
 // str reads a variable that ansible-inventory printed either as a plain
 // string or as an !unsafe one.
 func str(v any) string {
@@ -282,8 +277,10 @@ func TestAnsibleInventory(t *testing.T) {
 		},
 		masters: same, workers: same,
 	}, {
-		name:    "different logins",
-		inv:     kubespray.Inventory{ControlPlane: clusterHosts("master", 3, 2, 1), Nodes: clusterHosts("worker", 3, 3, 2)},
+		name: "different logins",
+		// An IPv6 address that a YAML 1.1 reader would take for a
+		// base-60 integer unless it is quoted.
+		inv:     kubespray.Inventory{ControlPlane: clusterHosts("master", 3, 2, 1), Nodes: append(clusterHosts("worker", 3, 3, 2), kubespray.Host{Name: "worker-v6", AnsibleHost: addr("1:2:3:4:5:6:7:8"), IP: addr("10.10.3.9")})},
 		vars:    kubespray.GroupVars{KnownHostsFile: "/srv/inv/known_hosts"},
 		masters: kubespray.Login{User: "ubuntu", Password: remote.NewSecret("yes")},
 		workers: kubespray.Login{User: "worker-admin", Password: remote.NewSecret(`w{%raw%}"'`)},
@@ -519,12 +516,11 @@ type playbookCase struct {
 // The hosts of the playbook runs: one master, two workers, one with a
 // name longer than the RECAP's 26-character column.
 var (
-	pbMaster  = kubespray.Host{Name: "master-127-0-1-2", AnsibleHost: addr("127.0.1.2"), IP: addr("127.0.1.2")}
-	pbWorker  = kubespray.Host{Name: "worker-127-0-1-3", AnsibleHost: addr("127.0.1.3"), IP: addr("127.0.1.3")}
-	pbLong    = kubespray.Host{Name: "worker-127-0-1-4-with-a-longer-name", AnsibleHost: addr("127.0.1.4"), IP: addr("127.0.1.4")}
-	pbDown    = kubespray.Host{Name: "worker-127-0-1-5", AnsibleHost: addr("127.0.1.5"), IP: addr("127.0.1.5")}
-	pbAllUp   = []string{pbMaster.Name, pbWorker.Name, pbLong.Name}
-	pbWithout = []string{pbMaster.Name, pbLong.Name}
+	pbMaster = kubespray.Host{Name: "master-127-0-1-2", AnsibleHost: addr("127.0.1.2"), IP: addr("127.0.1.2")}
+	pbWorker = kubespray.Host{Name: "worker-127-0-1-3", AnsibleHost: addr("127.0.1.3"), IP: addr("127.0.1.3")}
+	pbLong   = kubespray.Host{Name: "worker-127-0-1-4-with-a-longer-name", AnsibleHost: addr("127.0.1.4"), IP: addr("127.0.1.4")}
+	pbDown   = kubespray.Host{Name: "worker-127-0-1-5", AnsibleHost: addr("127.0.1.5"), IP: addr("127.0.1.5")}
+	pbAllUp  = []string{pbMaster.Name, pbWorker.Name, pbLong.Name}
 )
 
 // The remove-node confirmation of kubespray (playbooks/remove_node.yml,
@@ -933,5 +929,85 @@ gathering = smart
 				t.Fatalf("Judge: %v\n%s", judged, out)
 			}
 		})
+	}
+}
+
+// `ansible-playbook --version` as the SDK reads it on the Ansible server,
+// kept in ../kubespray/testdata/ansible/version.stdout (paths under the
+// test's home normalised); ParseCoreVersion reads the version from it.
+func TestAnsibleVersion(t *testing.T) {
+	playbook := ansibleBin(t, "ansible-playbook")
+	dir := ansibleDir(t)
+	run := runAnsible(t, dir, nil, playbook, "--version")
+	if run.rc != 0 {
+		t.Fatalf("ansible-playbook --version: exit %d: %s", run.rc, run.stderr)
+	}
+	out := normalise(run.stdout, dir, 0)
+	assertAnsibleOutput(t, "version.stdout", out)
+	v, err := kubespray.ParseCoreVersion(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Debian 12's ansible-core (facts §6).
+	if !strings.HasPrefix(v, "2.14.") {
+		t.Errorf("ParseCoreVersion = %q, want Debian 12's 2.14.x", v)
+	}
+}
+
+// CheckCore decides as kubespray's assert does: ansible-core's own
+// version test (lib/ansible/plugins/test/core.py version_compare, loose
+// by default), `core is version(min, ">=") and core is version(max,
+// "<")`, run by Debian's Python over the same versions; where the test
+// raises (a number meets a text), CheckCore reports that the versions do
+// not compare.
+func TestAnsibleVersionCompare(t *testing.T) {
+	need(t, "/usr/bin/python3")
+	ansibleBin(t, "ansible-playbook")
+	cases := [][3]string{ // min, max, core
+		{"2.16.4", "2.17.0", "2.14.18"},
+		{"2.16.4", "2.17.0", "2.16.3"},
+		{"2.16.4", "2.17.0", "2.16.4"},
+		{"2.16.4", "2.17.0", "2.16.14"},
+		{"2.16.4", "2.17.0", "2.17.0"},
+		{"2.16.4", "2.17.0", "2.17.0rc1"},
+		{"2.16.4", "2.17.0", "2.16.4rc1"},
+		{"2.14.0", "2.15.0", "2.14.18"},
+		{"2.9.0", "2.11.0", "2.9.20"},
+		{"2.9.0", "2.11.0", "2.10.17"},
+		{"2.9.0", "2.11.0", "2.11"},
+		{"2.18.0", "2.19.0", "2.18.0.post1"},
+		{"2.18.0", "2.19.0", "2.18.0-1"},
+		{"2.18.0", "2.19.0", "2.18.dev0"},
+		{"2.18.0", "2.19.0", "02.018.000"},
+		{"2.18.0", "2.19.0", "2.18.0b2"},
+		{"2.17.3", "2.18.0", "2.17.14"},
+	}
+	var script strings.Builder
+	script.WriteString("import json, sys\nfrom ansible.plugins.test.core import version_compare\nout = []\n")
+	for _, c := range cases {
+		fmt.Fprintf(&script, "try:\n    out.append('ok' if version_compare(%q, %q, '>=') and version_compare(%q, %q, '<') else 'refused')\nexcept Exception as e:\n    out.append('error')\n", c[2], c[0], c[2], c[1])
+	}
+	script.WriteString("json.dump(out, sys.stdout)\n")
+	cmd := exec.Command("/usr/bin/python3", "-c", script.String())
+	rc, stdout, stderr := runCommand(t, cmd)
+	if rc != 0 {
+		t.Fatalf("python3: exit %d: %s", rc, stderr)
+	}
+	var verdicts []string
+	if err := json.Unmarshal(stdout, &verdicts); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	for i, c := range cases {
+		err := kubespray.CheckCore("2.99.0", c[0], c[1], c[2])
+		got := "ok"
+		switch {
+		case err != nil && strings.Contains(err.Error(), "do not compare"):
+			got = "error"
+		case err != nil:
+			got = "refused"
+		}
+		if got != verdicts[i] {
+			t.Errorf("CheckCore(%s, %s, %s): %s (%v); Ansible's version test: %s", c[0], c[1], c[2], got, err, verdicts[i])
+		}
 	}
 }
