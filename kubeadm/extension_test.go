@@ -86,6 +86,9 @@ func TestExtensionMoments(t *testing.T) {
 		Removing: func(ctx context.Context, r *plumbing.Runner, cl plumbing.Cluster, nodes []lcm.Node) error {
 			return vms("removing", r, cl, nodes)
 		},
+		Joined: func(ctx context.Context, r *plumbing.Runner, cl plumbing.Cluster, nodes []lcm.Node) error {
+			return vms("joined", r, cl, nodes)
+		},
 		HealStart: func(ctx context.Context, r *plumbing.Runner, cl plumbing.Cluster, nodes []lcm.Node) error {
 			return vms("heal-start", r, cl, nodes)
 		},
@@ -108,7 +111,7 @@ func TestExtensionMoments(t *testing.T) {
 	if err := c.Heal(w); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := m.take(), []string{"after-join worker", "before-join worker", "removing worker"}; !slices.Equal(got, want) {
+	if got, want := m.take(), []string{"after-join worker", "before-join worker", "joined worker", "removing worker"}; !slices.Equal(got, want) {
 		t.Errorf("heal of a worker ran %q, want %q", got, want)
 	}
 

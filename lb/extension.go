@@ -26,7 +26,9 @@ const StepLB = "external-lb"
 //
 //   - Ready (instantiate_end, heal_end of the entire VNF): the
 //     configuration of every master and worker and the cluster's NodePort
-//     Services ([NewConfig], [ServicesFrom]);
+//     Services ([NewConfig], [ServicesFrom]); then, on the control plane,
+//     the API server's certificate checked to name the load balancer's
+//     address ([CheckAPICertificate]), as the VIM will verify it;
 //   - Joined (scale_end, heal_end of a worker): the same, with the nodes
 //     that joined;
 //   - Removing (scale_start, heal_start of a worker): the same, without
@@ -55,7 +57,10 @@ func (p ExternalLBParam) Extensions(pkg *lcm.Package) plumbing.Extensions {
 		Name: StepLB,
 		VMs:  p.VMs(),
 		Ready: func(ctx context.Context, r *plumbing.Runner, c plumbing.Cluster) error {
-			return configure(ctx, r, c, nil)
+			if err := configure(ctx, r, c, nil); err != nil {
+				return err
+			}
+			return checkCertificate(ctx, r, c)
 		},
 		Joined: func(ctx context.Context, r *plumbing.Runner, c plumbing.Cluster, _ []lcm.Node) error {
 			return configure(ctx, r, c, nil)
@@ -64,6 +69,31 @@ func (p ExternalLBParam) Extensions(pkg *lcm.Package) plumbing.Extensions {
 			return configure(ctx, r, c, nodes)
 		},
 	}}
+}
+
+// StepCertificate is the check that the API server's certificate names
+// the load balancer, recorded on the control plane it read it from.
+const StepCertificate = "api-certificate"
+
+// checkCertificate checks, on the cluster's control plane, that the API
+// server's certificate is valid for the load balancer's address
+// ([CheckAPICertificate]): the VIM registered at [ExternalLBParam.APIEndpoint]
+// verifies exactly that.
+func checkCertificate(ctx context.Context, r *plumbing.Runner, c plumbing.Cluster) error {
+	lbs := lcm.NodesWithRole(c.Nodes, lcm.RoleLoadBalancer)
+	if len(lbs) != 1 {
+		return errors.New("lb: no load balancer VM (or several) among the VNF's VMs")
+	}
+	return r.Once(ctx, StepCertificate, c.ControlPlane, func(ctx context.Context) (lcm.Result, error) {
+		h, err := r.Session().Host(ctx, c.ControlPlane)
+		if err != nil {
+			return lcm.Unchanged, err
+		}
+		if _, err := CheckAPICertificate(ctx, h, lbs[0].SSHAddress); err != nil {
+			return lcm.Unchanged, err
+		}
+		return lcm.Result{Detail: "the API server's certificate names the load balancer " + lbs[0].SSHAddress}, nil
+	})
 }
 
 // configOf returns the load balancer's configuration for cluster c

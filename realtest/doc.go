@@ -1,5 +1,6 @@
-// Package realtest checks registry trust, the NFS steps' parsers and the
-// load balancer's HAProxy configurations against real software on this
+// Package realtest checks registry trust, the NFS steps' parsers, the
+// load balancer's HAProxy configurations and kubespray's inventory,
+// group_vars and PLAY RECAP parser against real software on this
 // machine, where the rest of the repository's tests use the simulated
 // runtimes of internal/sim. It is a Go module of its own, so that its
 // dependencies (go-containerregistry, the CRI API and gRPC) never enter
@@ -129,4 +130,21 @@
 // Not as root, or where a mount namespace or the overlays cannot be made,
 // every test skips saying why; a missing program is a failure that says to
 // run ./test.sh.
+//
+// # Ansible (kubespray's inventory and output)
+//
+// Debian 12's ansible-core 2.14 (installed by test.sh, with sshpass):
+// ansible-inventory --list and --host read the hosts.yaml, group_vars and
+// login files package kubespray renders, as kubespray would see them
+// (groups, host vars, our group_vars over the sample's); ansible-playbook
+// -c local runs small playbooks of the tests' own (a failing task, a
+// failing loop item, a delegated failure, an unreachable host, kubespray's
+// version assert and remove-node confirmation without a terminal, a node
+// matching nothing, a missing inventory with and without
+// ANSIBLE_INVENTORY_UNPARSED_FAILED), whose output and exit statuses are
+// kept as golden files that kubespray's RecapParser is tested on; and,
+// as root, Ansible verifies the nodes' host keys against the known_hosts
+// mgmtkit writes, refusing a wrong key, with the ssh options package
+// kubespray sets over kubespray's ansible.cfg.
+
 package realtest

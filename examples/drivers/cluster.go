@@ -6,8 +6,9 @@
 // [ClusterDriver] is the Kubernetes cluster VNF's driver: the kubeadm
 // cluster (package kubeadm) with the registry package's trust of private
 // registries and the nfs package's storage server and PersistentVolumes
-// plugged into it as extensions; it grows with the kubespray and lb
-// packages. The private registry VNF's driver is
+// plugged into it as extensions. [KubesprayDriver] is the same VNF's
+// driver when kubespray builds the cluster (package kubespray) behind an
+// external load balancer (package lb). The private registry VNF's driver is
 // registry.VNFDriver.
 package drivers
 
