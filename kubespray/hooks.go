@@ -228,18 +228,22 @@ func (r *run) prepare(ctx context.Context, inv Inventory) (Server, error) {
 	}); err != nil {
 		return srv, err
 	}
+	return srv, r.writeInventory(ctx, srv, inv)
+}
+
+// writeInventory writes inv and its files into the inventory directory.
+func (r *run) writeInventory(ctx context.Context, srv Server, inv Inventory) error {
 	files, err := r.inventoryFiles(ctx, inv)
 	if err != nil {
-		return srv, err
+		return err
 	}
-	err = r.Once(ctx, StepInventory, r.topo.ansible, func(ctx context.Context) (lcm.Result, error) {
+	return r.Once(ctx, StepInventory, r.topo.ansible, func(ctx context.Context) (lcm.Result, error) {
 		h, err := r.Session().Host(ctx, r.topo.ansible)
 		if err != nil {
 			return lcm.Unchanged, err
 		}
 		return PrepareInventory(ctx, h, srv, instanceID(r.op.Instance), files)
 	})
-	return srv, err
 }
 
 // inventoryFiles renders the inventory directory's files: hosts.yaml,
@@ -248,7 +252,16 @@ func (r *run) prepare(ctx context.Context, inv Inventory) (Server, error) {
 func (r *run) inventoryFiles(ctx context.Context, inv Inventory) (InventoryFiles, error) {
 	keys := map[netip.Addr]string{}
 	var mu sync.Mutex
-	if err := r.OnNodes(ctx, StepHostKeys, r.topo.nodes(), func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
+	if err := r.Each(ctx, StepHostKeys, r.topo.nodes(), func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
+		h, err := r.Session().Host(ctx, n)
+		if remote.IsUnreachable(err) && ctx.Err() == nil {
+			// A VM the hook removes because it is gone: Ansible will not
+			// reach it either (remove-node.yml is told so).
+			return lcm.Result{Detail: "not reachable, no host key: " + err.Error()}, nil
+		}
+		if err != nil {
+			return lcm.Unchanged, err
+		}
 		k, ok := h.(interface{ HostKey() string })
 		if !ok || k.HostKey() == "" {
 			return lcm.Unchanged, fmt.Errorf("kubespray: no verified host key for %s: the Ansible server's known_hosts needs it", n.Resource)
@@ -581,7 +594,7 @@ func (r *run) removeWorkers(ctx context.Context, targets []lcm.Node) error {
 		if inv, err = r.topo.inventory(); err != nil {
 			return err
 		}
-		if _, err := r.prepare(ctx, inv); err != nil {
+		if err := r.writeInventory(ctx, srv, inv); err != nil {
 			return err
 		}
 	}
