@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -219,23 +218,11 @@ func RunInstallScript(ctx context.Context, h remote.Host, pkg *lcm.Package, o Sc
 	if timeout <= 0 {
 		timeout = DefaultScriptTimeout
 	}
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"mktemp", "-d", "/tmp/mgmtkit-script.XXXXXXXX"}})
+	dst, remove, err := system.StageFile(ctx, h, pkg, name, "script")
 	if err != nil {
-		return lcm.Unchanged, stepErr(h, "making a directory for the script", err)
+		return lcm.Unchanged, stepErr(h, "staging the script", err)
 	}
-	dir := strings.TrimSpace(string(out.Stdout))
-	if !strings.HasPrefix(dir, "/tmp/mgmtkit-script.") || path.Clean(dir) != dir {
-		return lcm.Unchanged, fmt.Errorf("kubeadm: %s: mktemp printed %q", h.Name(), out.Stdout)
-	}
-	defer func() {
-		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		_, _ = h.Run(cleanup, remote.Cmd{Args: []string{"rm", "-rf", "--", dir}, Idempotent: true})
-	}()
-	dst := path.Join(dir, path.Base(name))
-	if _, err := remote.UploadFile(ctx, h, pkg, name, dst, remote.FileOptions{Mode: 0o700}); err != nil {
-		return lcm.Unchanged, stepErr(h, "uploading "+name, err)
-	}
+	defer remove()
 
 	var flags []string
 	if len(o.Masters) > 0 {

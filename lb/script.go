@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -141,23 +140,11 @@ func RunScript(ctx context.Context, h remote.Host, pkg *lcm.Package, o ScriptOpt
 	if timeout <= 0 {
 		timeout = DefaultScriptTimeout
 	}
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"mktemp", "-d", "/tmp/mgmtkit-lb.XXXXXXXX"}})
+	dst, remove, err := system.StageFile(ctx, h, pkg, name, "lb")
 	if err != nil {
-		return lcm.Unchanged, stepErr(h, "making a directory for the script", err)
+		return lcm.Unchanged, stepErr(h, "staging the script", err)
 	}
-	dir := strings.TrimSpace(string(out.Stdout))
-	if !strings.HasPrefix(dir, "/tmp/mgmtkit-lb.") || path.Clean(dir) != dir {
-		return lcm.Unchanged, fmt.Errorf("lb: %s: mktemp printed %q", h.Name(), out.Stdout)
-	}
-	defer func() {
-		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		_, _ = h.Run(cleanup, remote.Cmd{Args: []string{"rm", "-rf", "--", dir}, Idempotent: true})
-	}()
-	dst := path.Join(dir, path.Base(name))
-	if _, err := remote.UploadFile(ctx, h, pkg, name, dst, remote.FileOptions{Mode: 0o700}); err != nil {
-		return lcm.Unchanged, stepErr(h, "uploading "+name, err)
-	}
+	defer remove()
 
 	var stdin strings.Builder
 	var secrets []remote.Secret
