@@ -42,7 +42,7 @@ const (
 	StepVIM              = "vim-credentials"
 	StepRevokeVIM        = "revoke-vim-credentials"
 	StepInstallScript    = "install-script"
-	StepHealUnmanaged    = "heal-unmanaged"
+	StepHealUnmanaged    = plumbing.StepHealUnmanaged
 	StepDeleteTokens     = "delete-bootstrap-tokens"
 )
 
@@ -316,7 +316,7 @@ func (c *Hooks) HealStart(ctx context.Context, hook lcm.Hook, op Op, req lcm.Hea
 		if err := r.removeWorkers(ctx, lcm.NodesWithRole(plan, lcm.RoleWorker)); err != nil {
 			return err
 		}
-		return r.healOthers(ctx, plan, plumbing.Extensions.HealStart)
+		return r.op.Extensions.HealOthers(ctx, r.Runner, r.topo.Masters, r.topo.All(), plan, false)
 	})
 }
 
@@ -347,23 +347,8 @@ func (c *Hooks) HealEnd(ctx context.Context, hook lcm.Hook, op Op, req lcm.HealV
 		if err := r.addNodes(ctx, nodes); err != nil {
 			return err
 		}
-		return r.healOthers(ctx, plan, plumbing.Extensions.HealEnd)
+		return r.op.Extensions.HealOthers(ctx, r.Runner, r.topo.Masters, r.topo.All(), plan, true)
 	})
-}
-
-// healOthers hands the VMs of plan that are not Kubernetes nodes to the
-// extensions that own them, through moment (HealStart or HealEnd), with
-// a control plane of the cluster.
-func (r *run) healOthers(ctx context.Context, plan []lcm.Node, moment func(plumbing.Extensions, context.Context, *plumbing.Runner, plumbing.Cluster, []lcm.Node) error) error {
-	others := slices.DeleteFunc(slices.Clone(plan), func(n lcm.Node) bool { return n.Role == lcm.RoleMaster || n.Role == lcm.RoleWorker })
-	if len(others) == 0 {
-		return nil
-	}
-	k, cp, err := r.ControlPlane(ctx, r.topo.Masters)
-	if err != nil {
-		return err
-	}
-	return moment(r.op.Extensions, ctx, r.Runner, cluster(k, cp, r.topo), others)
 }
 
 // run is one hook's work: the floor's runner (session, recorded steps,
@@ -752,18 +737,9 @@ func (r *run) reset(ctx context.Context, targets []lcm.Node) error {
 }
 
 // healTargets maps a heal request to the VMs it replaces: the cluster's
-// nodes and the extensions' VMs. VNFCs of no role the hooks manage (a VM
-// of a part of the VNF the driver has no extension for) are left out.
+// nodes and the extensions' VMs ([plumbing.Runner.HealTargets]).
 func (r *run) healTargets(req lcm.HealVnfRequest) ([]lcm.Node, error) {
-	plan, err := heat.HealTargetsAmong(r.op.Instance, req, r.topo.All())
-	if len(plan.Unmanaged) > 0 {
-		var vnfcs []lcm.Node
-		for _, id := range plan.Unmanaged {
-			vnfcs = append(vnfcs, lcm.Node{Resource: id})
-		}
-		r.Note(StepHealUnmanaged, vnfcs, "not healed by the cluster's hooks: a VM of no role they or their extensions manage")
-	}
-	return plan.Nodes, err
+	return r.HealTargets(r.op.Instance, req, r.topo.All())
 }
 
 // vimName returns the VIM's name, which is also its connection's ID.

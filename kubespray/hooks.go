@@ -621,7 +621,7 @@ func (c *Hooks) HealStart(ctx context.Context, hook lcm.Hook, op Op, req lcm.Hea
 		if err := r.removeWorkers(ctx, lcm.NodesWithRole(plan, lcm.RoleWorker)); err != nil {
 			return err
 		}
-		return r.healOthers(ctx, plan, plumbing.Extensions.HealStart)
+		return r.op.Extensions.HealOthers(ctx, r.Runner, r.topo.masters, r.topo.all(), plan, false)
 	})
 }
 
@@ -637,49 +637,30 @@ func (c *Hooks) HealEnd(ctx context.Context, hook lcm.Hook, op Op, req lcm.HealV
 		if err != nil || len(plan) == 0 {
 			return err
 		}
+		if len(lcm.NodesWithRole(plan, lcm.RoleWorker)) < len(plan) { // the extensions' VMs heal too
+			if err := r.op.Extensions.Check(ctx, r.Runner, r.topo.all()); err != nil {
+				return err // nothing has changed
+			}
+		}
 		if err := r.addWorkers(ctx, lcm.NodesWithRole(plan, lcm.RoleWorker)); err != nil {
 			return err
 		}
-		return r.healOthers(ctx, plan, plumbing.Extensions.HealEnd)
+		return r.op.Extensions.HealOthers(ctx, r.Runner, r.topo.masters, r.topo.all(), plan, true)
 	})
 }
 
 // healTargets resolves a heal's VNFCs to the VMs the hooks manage; a
 // master among them is refused, naming it, before anything runs.
 func (r *run) healTargets(req lcm.HealVnfRequest) ([]lcm.Node, error) {
-	plan, err := heat.HealTargetsAmong(r.op.Instance, req, r.topo.all())
+	plan, err := r.HealTargets(r.op.Instance, req, r.topo.all())
 	if err != nil {
 		return nil, err
 	}
-	if masters := lcm.NodesWithRole(plan.Nodes, lcm.RoleMaster); len(masters) > 0 {
+	if masters := lcm.NodesWithRole(plan, lcm.RoleMaster); len(masters) > 0 {
 		r.Note(StepHealNoMaster, masters, errNoMaster.Error())
 		return nil, &lcm.ParamsError{Problems: []lcm.Problem{{Path: "vnfcInstanceId", Message: fmt.Sprintf("names the master %s: %v", masters[0].Resource, errNoMaster)}}}
 	}
-	if len(plan.Unmanaged) > 0 {
-		var vnfcs []lcm.Node
-		for _, id := range plan.Unmanaged {
-			vnfcs = append(vnfcs, lcm.Node{Resource: id})
-		}
-		r.Note("heal-unmanaged", vnfcs, "not healed by the cluster's hooks: a VM of no role they or their extensions manage")
-	}
-	return plan.Nodes, nil
-}
-
-// healOthers hands the VMs of plan that are not Kubernetes nodes to the
-// extensions that own them.
-func (r *run) healOthers(ctx context.Context, plan []lcm.Node, moment func(plumbing.Extensions, context.Context, *plumbing.Runner, plumbing.Cluster, []lcm.Node) error) error {
-	others := slices.DeleteFunc(slices.Clone(plan), func(n lcm.Node) bool { return n.Role == lcm.RoleMaster || n.Role == lcm.RoleWorker })
-	if len(others) == 0 {
-		return nil
-	}
-	if err := r.op.Extensions.Check(ctx, r.Runner, r.topo.all()); err != nil {
-		return err
-	}
-	k, cp, err := r.ControlPlane(ctx, r.topo.masters)
-	if err != nil {
-		return err
-	}
-	return moment(r.op.Extensions, ctx, r.Runner, r.cluster(k, cp), others)
+	return plan, nil
 }
 
 // Revoke deletes the VIM credentials from the cluster when a master
