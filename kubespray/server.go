@@ -161,6 +161,9 @@ func PrepareInventory(ctx context.Context, h remote.Host, s Server, instance str
 	case exists && mark == "":
 		return res, fmt.Errorf("kubespray: %s exists and is not an inventory mgmtkit made for this VNF (no %s): choose another transferring_inventory_path, or remove it", inv, OwnerFile)
 	case !exists:
+		if _, err := h.Run(ctx, remote.Cmd{Args: []string{"mkdir", "-p", "--", path.Dir(inv)}, Idempotent: true, Brief: true}); err != nil {
+			return res, fmt.Errorf("kubespray: %w", err)
+		}
 		if _, err := h.Run(ctx, remote.Cmd{Args: []string{"cp", "-a", "--", s.Ansible.SampleInventory(), inv}}); err != nil {
 			return res, fmt.Errorf("kubespray: copying kubespray's sample inventory: %w", err)
 		}
