@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -80,11 +81,22 @@ func workingValues(name string) string {
 }
 
 // withAnsibleServer returns the request with its
-// k8s_cluster_installation_param.ansible.ip_address set to addr, when it
-// has an ansible block: no request can know the simulated Ansible
-// server's address. A request without one is returned as it is, for the
-// decoder to judge.
+// k8s_cluster_installation_param.ansible.ip_address set to addr when it
+// holds the spec sample's placeholder 0.0.0.0: no request can know the
+// simulated Ansible server's address. Any other value is kept, for the
+// decoder and the hooks to judge as given; a request without an ansible
+// block is returned as it is.
 func withAnsibleServer(req *lcm.InstantiateVnfRequest, addr string) (*lcm.InstantiateVnfRequest, bool) {
+	var params struct {
+		K8s struct {
+			Ansible *struct {
+				IPAddress string `json:"ip_address"`
+			} `json:"ansible"`
+		} `json:"k8s_cluster_installation_param"`
+	}
+	if err := json.Unmarshal(req.AdditionalParams, &params); err != nil || params.K8s.Ansible == nil || params.K8s.Ansible.IPAddress != "0.0.0.0" {
+		return req, false
+	}
 	raw, err := samples.Patch(req.AdditionalParams, map[string]any{k8s + "ansible.ip_address": addr})
 	if err != nil {
 		return req, false

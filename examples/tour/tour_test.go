@@ -243,7 +243,7 @@ func TestTourNeverPassesSilently(t *testing.T) {
 		{"instantiate_kubespray.json", "kubespray", exitOK, nil},
 	} {
 		t.Run(strings.TrimSuffix(tc.body, ".json")+"/"+tc.scenario, func(t *testing.T) {
-			body := sampleFile(t, tc.body)
+			body := sampleFile(t, tc.body, tc.scenario)
 			code, out, stderr := runTour(t, "-scenario", tc.scenario, "-request", body, "-json")
 			if code != tc.want {
 				t.Fatalf("-json: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.want, out, stderr)
@@ -287,7 +287,7 @@ func TestTourNeverPassesSilently(t *testing.T) {
 
 	// Bodies that are no InstantiateVnfRequest at all are bad input.
 	for _, body := range []string{samples.ScaleIn, samples.ScaleOut} {
-		code, out, stderr := runTour(t, "-scenario", "scale", "-request", sampleFile(t, body), "-json")
+		code, out, stderr := runTour(t, "-scenario", "scale", "-request", sampleFile(t, body, "scale"), "-json")
 		if code != exitUsage || !strings.Contains(stderr, "additionalParams is missing") {
 			t.Errorf("%s: exit %d, stderr %q; want %d and the missing additionalParams\n%s", body, code, stderr, exitUsage, out)
 		}
@@ -296,11 +296,18 @@ func TestTourNeverPassesSilently(t *testing.T) {
 
 // sampleFile writes the sample request name, its placeholders made to
 // work in the simulated cloud, to a file and returns its path, for
-// -request. Its ansible.ip_address is a loopback address the tour
-// replaces with its Ansible server's.
-func sampleFile(t *testing.T, name string) string {
+// -request with scenario.
+func sampleFile(t *testing.T, name, scenario string) string {
 	t.Helper()
-	b, err := sim.WorkingRequest(name, "127.0.0.1")
+	// For the kubespray scenario ansible.ip_address keeps the spec
+	// sample's placeholder, which the tour points at its simulated
+	// Ansible server; for the others any address does (they are
+	// rejected for what they lack before anything connects).
+	ansible := "127.0.0.1"
+	if scenario == "kubespray" {
+		ansible = "0.0.0.0"
+	}
+	b, err := sim.WorkingRequest(name, ansible)
 	if err != nil {
 		t.Fatal(err)
 	}
