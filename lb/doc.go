@@ -54,9 +54,10 @@
 // the check, or give it a port; or use native mode).
 //
 // script_path is required by the spec's table ([ExternalLBParam.Validate]
-// keeps it so). Which mode runs is the driver's choice: a driver in
-// native mode reports the script as not used, as kubeadm's driver does
-// with its own script_path.
+// keeps it so). Which mode runs is the request's: external_lb_param.mode,
+// an mgmtkit extension, is "native" (the default) or "script"
+// ([ExternalLBParam.Extensions] runs [ConfigureLB] or [RunScript] at
+// each moment).
 //
 // # The VIM through the load balancer
 //

@@ -20,9 +20,11 @@ const StepLB = "external-lb"
 
 // Extensions returns the external load balancer as an extension of a
 // Kubernetes cluster's hooks (kubespray's; see [plumbing.Extension]),
-// with the load balancer VM as its own VM, in native mode (HAProxy
-// managed as data, [ConfigureLB]; the sample package's script_path is
-// not run, see the package documentation):
+// with the load balancer VM as its own VM. In native mode (the default)
+// HAProxy is managed as data ([ConfigureLB]; the sample package's
+// script_path is not run, see the package documentation); with mode
+// "script" each moment runs script_path instead, with the masters' and
+// workers' addresses of the moment ([RunScript]):
 //
 //   - Ready (instantiate_end, heal_end of the entire VNF): the
 //     configuration of every master and worker and the cluster's NodePort
@@ -50,6 +52,9 @@ func (p ExternalLBParam) Extensions(pkg *lcm.Package) plumbing.Extensions {
 			return err
 		}
 		return r.OnNodes(ctx, StepLB, vms, func(ctx context.Context, _ lcm.Node, h remote.Host) (lcm.Result, error) {
+			if p.Mode == ModeScript {
+				return RunScript(ctx, h, pkg, ScriptOptions{Script: p.ScriptPath, Masters: addresses(cfg.Masters), Workers: addresses(workersOf(cfg))})
+			}
 			return ConfigureLB(ctx, h, cfg)
 		})
 	}
@@ -136,4 +141,20 @@ func (p ExternalLBParam) APIEndpoint(vms []lcm.Node) (string, error) {
 		return "", errors.New("lb: no load balancer VM (or several) among the VNF's VMs: its address is the API endpoint")
 	}
 	return VIMEndpoint(lbs[0].SSHAddress, 0), nil
+}
+
+// addresses returns the servers' addresses.
+func addresses(servers []Server) []string {
+	var out []string
+	for _, s := range servers {
+		out = append(out, s.Address)
+	}
+	return out
+}
+
+// workersOf returns the NodePort servers that are not masters.
+func workersOf(c Config) []Server {
+	return slices.DeleteFunc(slices.Clone(c.Nodes), func(s Server) bool {
+		return slices.ContainsFunc(c.Masters, func(m Server) bool { return m.Name == s.Name })
+	})
 }

@@ -39,7 +39,21 @@ type ExternalLBParam struct {
 	// [RunScript] runs it in script mode; a driver in native mode
 	// ([ConfigureLB]) does not.
 	ScriptPath string `json:"script_path"`
+	// Mode is mode, an mgmtkit extension: how the load balancer is set
+	// up. [ModeNative] (the default, "" too) manages HAProxy as data
+	// ([ConfigureLB]) and leaves script_path unused; [ModeScript] runs
+	// script_path as the reference does ([RunScript]), for a VNF package
+	// whose script does more than HAProxy. The sample package's script
+	// writes a configuration HAProxy refuses (see the package
+	// documentation).
+	Mode string `json:"mode"`
 }
+
+// The values of external_lb_param.mode.
+const (
+	ModeNative = "native"
+	ModeScript = "script"
+)
 
 // Validate checks every field; see the package documentation for the
 // rules.
@@ -53,6 +67,11 @@ func (p *ExternalLBParam) Validate(v *lcm.Validator) {
 	v.Required("ssh_password", p.SSHPassword.Reveal()) // "is required" never quotes the value
 	if resolved, ok := v.PackageFile("script_path", p.ScriptPath); ok {
 		p.ScriptPath = resolved
+	}
+	switch p.Mode {
+	case "", ModeNative, ModeScript:
+	default:
+		v.At("mode").Errorf("must be %q (HAProxy managed by mgmtkit, the default) or %q (script_path run as the reference does), got %q", ModeNative, ModeScript, p.Mode)
 	}
 }
 

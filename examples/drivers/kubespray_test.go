@@ -375,6 +375,7 @@ func TestKubesprayBadInputRunsNothing(t *testing.T) {
 		{map[string]any{k + "ansible.kubespray_root_path": ""}, "ansible.kubespray_root_path"},
 		{map[string]any{k + "ansible.transferring_inventory_path": "inventory/mycluster"}, "ansible.transferring_inventory_path"},
 		{map[string]any{k + "external_lb_param.script_path": "../../etc/passwd"}, "external_lb_param.script_path"},
+		{map[string]any{k + "external_lb_param.mode": "haproxy"}, "external_lb_param.mode"},
 	} {
 		body, err := json.Marshal(base)
 		if err != nil {
@@ -482,5 +483,30 @@ func TestKubesprayNoPasswordLeaves(t *testing.T) {
 		if err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("the login file %s: %v, %v; want mode 0600", f, fi, err)
 		}
+	}
+}
+
+// TestKubesprayScriptModeRunsTheSamplesScript: with external_lb_param.mode
+// "script" the load balancer is set up by the package's script, as the
+// reference does; the sample package's script writes a configuration
+// HAProxy refuses (a health check without a port), which the hook
+// reports with HAProxy's own words instead of leaving a dead load
+// balancer behind.
+func TestKubesprayScriptModeRunsTheSamplesScript(t *testing.T) {
+	t.Parallel()
+	w := newKSWith(t, sim.ClusterShape{Masters: 1, Workers: 1}, sim.Options{}, map[string]any{
+		"additionalParams.k8s_cluster_installation_param.external_lb_param.mode": lb.ModeScript,
+	})
+	_, err := w.instantiate()
+	var se *lb.ScriptError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "has neither service port nor check port") {
+		t.Fatalf("err = %v, want the sample script's configuration refused by haproxy -c", err)
+	}
+	var ran bool
+	for _, c := range w.cluster.HostsWithRole(lcm.RoleLoadBalancer)[0].SSH.Calls() {
+		ran = ran || (len(c.Args) > 1 && c.Args[0] == "bash" && strings.HasSuffix(c.Args[1], "ExternalLB_installation.sh"))
+	}
+	if !ran {
+		t.Error("the script did not run on the load balancer")
 	}
 }
