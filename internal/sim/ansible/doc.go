@@ -1,8 +1,9 @@
 // Package ansible is the simulated cloud's Ansible server software: the
 // packages ansible-core (whose /usr/bin/ansible-playbook is a semantic
 // fake) and sshpass ([AddPackages]), and kubespray checkouts of several
-// releases ([InstallKubespray]; the files of each tag verbatim, roles
-// aside). The simulated cloud installs them on the host
+// releases ([InstallKubespray]: the settings of each tag's files that
+// matter here, in the simulation's own words; no upstream file is
+// copied). The simulated cloud installs them on the host
 // sim.Cloud.AddAnsibleServer starts.
 //
 // # ansible-playbook

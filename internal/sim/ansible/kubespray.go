@@ -1,9 +1,8 @@
 package ansible
 
 import (
-	"embed"
 	"fmt"
-	"io/fs"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -11,16 +10,6 @@ import (
 
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
-
-// The kubespray checkouts the simulated Ansible server can hold: the files
-// of a release that ansible-playbook and mgmtkit read, copied verbatim
-// from github.com/kubernetes-sigs/kubespray at each tag (ansible.cfg,
-// galaxy.yml, requirements.txt, the top-level playbooks, playbooks/ and
-// inventory/sample/). The roles are not copied: the simulated
-// ansible-playbook carries what the roles do (plays.go).
-//
-//go:embed kubespray
-var kubesprayFiles embed.FS
 
 // Kubespray releases the simulation holds, oldest first.
 const (
@@ -48,12 +37,12 @@ func Releases() []string { return []string{Release216, Release223, Release228} }
 
 // InstallKubespray puts a kubespray checkout of release at root on a
 // host's filesystem, owned by owner (the user who cloned it; the SDK's
-// login copies inventory/sample next to it without sudo): the release's
-// ansible.cfg, galaxy.yml, requirements.txt, top-level playbooks,
-// playbooks/ and inventory/sample/ as the tag has them. An existing
-// checkout at root is replaced file by file (files the release does not
-// have are left, as after a `git checkout` of another tag with local
-// files).
+// login copies inventory/sample next to it without sudo). It holds the
+// files ansible-playbook and mgmtkit read, written by the simulation to
+// say what the release's own files say where it matters
+// ([kubesprayTree]); the playbooks' and roles' tasks are not there: the
+// simulated ansible-playbook carries what they do (plays.go). An existing
+// checkout at root is replaced file by file.
 func InstallKubespray(fsys *sshtest.FS, root, release, owner string) error {
 	if !slices.Contains(Releases(), release) {
 		return fmt.Errorf("ansible: kubespray %s is not in the simulation (have %s)", release, strings.Join(Releases(), ", "))
@@ -69,21 +58,91 @@ func InstallKubespray(fsys *sshtest.FS, root, release, owner string) error {
 		return err
 	}
 	u := fsys.As(sshtest.Cred{UID: uid, GID: gid}, "/")
-	base := "kubespray/" + release
-	return fs.WalkDir(kubesprayFiles, base, func(name string, d fs.DirEntry, err error) error {
-		if err != nil {
+	tree := kubesprayTree(release)
+	for _, name := range slices.Sorted(maps.Keys(tree)) {
+		dst := path.Join(root, name)
+		if err := u.MkdirAll(path.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		dst := path.Join(root, strings.TrimPrefix(name, base))
-		if d.IsDir() {
-			return u.MkdirAll(dst, 0o755)
-		}
-		data, err := kubesprayFiles.ReadFile(name)
-		if err != nil {
+		if err := u.WriteFile(dst, []byte(tree[name]), 0o644); err != nil {
 			return err
 		}
-		return u.WriteFile(dst, data, 0o644)
-	})
+	}
+	return nil
+}
+
+// kubesprayTree returns the files of a checkout of release that the
+// simulation reads, path (relative to the checkout) -> content. Each
+// states, in the simulation's own words, the settings of the release's
+// file of that name (kubernetes-sigs/kubespray at the tag):
+//
+//   - ansible.cfg: host_key_checking=False, ssh_args ending in
+//     UserKnownHostsFile=/dev/null, the jsonfile fact cache in /tmp
+//     (timeout 7200 in v2.16.0, 86400 since), display_skipped_hosts=no,
+//     the profile_tasks callback (callback_whitelist before v2.17,
+//     callbacks_enabled since), [inventory] ignore_patterns;
+//   - the ansible-core range asserted by ansible_version.yml
+//     (playbooks/ since v2.22.0, top level before: facts §1.2);
+//   - galaxy.yml's version (since v2.22.0) and v2.16.0's
+//     legacy_groups.yml, by which the simulated ansible-playbook tells the
+//     layouts apart;
+//   - the top-level playbooks, which since v2.22.0 import playbooks/NAME
+//     (commit acbf44a1b), and facts.yml (top level before v2.22.0,
+//     playbooks/ since);
+//   - inventory/sample: inventory.ini and the group_vars files whose
+//     variables mgmtkit sets (all/all.yml, k8s_cluster/k8s-cluster.yml,
+//     k8s_cluster/k8s-net-calico.yml), their defaults commented out as
+//     the release ships them.
+func kubesprayTree(release string) map[string]string {
+	const stub = "# Simulated: internal/sim/ansible models the plays of this playbook (plays.go).\n"
+	r := kubespray{version: strings.TrimPrefix(release, "v")}
+	legacy := !r.atLeast("2.22.0")
+	cacheTimeout, callbacks := "86400", "callbacks_enabled = profile_tasks"
+	if !r.atLeast("2.17.0") {
+		cacheTimeout, callbacks = "7200", "callback_whitelist = profile_tasks"
+	}
+	lo, hi := ansibleRangeOf(release)
+	t := map[string]string{
+		"ansible.cfg": "[ssh_connection]\npipelining=True\nssh_args = -o ControlMaster=auto -o ControlPersist=30m -o ConnectionAttempts=100 -o UserKnownHostsFile=/dev/null\n" +
+			"[defaults]\nhost_key_checking=False\ngathering = smart\nfact_caching = jsonfile\nfact_caching_connection = /tmp\nfact_caching_timeout = " + cacheTimeout + "\n" +
+			"timeout = 300\nstdout_callback = default\ndisplay_skipped_hosts = no\n" + callbacks + "\n" +
+			"[inventory]\nignore_patterns = artifacts, credentials\n",
+		"inventory/sample/inventory.ini": "# ## Configure 'ip' variable to bind kubernetes services on a\n# ## different ip than the default iface\n[kube_control_plane]\n# node1 ansible_host=95.54.0.12 ip=10.3.0.1\n\n[etcd]\n\n[kube_node]\n\n[calico_rr]\n\n[k8s_cluster:children]\nkube_control_plane\nkube_node\ncalico_rr\n",
+		"inventory/sample/group_vars/all/all.yml":                 "---\n## Set these proxy values in order to update package manager and docker daemon to use proxies\n# http_proxy: \"\"\n# https_proxy: \"\"\n# no_proxy: \"\"\n# additional_no_proxy: \"\"\n# no_proxy_exclude_workers: false\n",
+		"inventory/sample/group_vars/k8s_cluster/k8s-cluster.yml": "---\nkube_service_addresses: 10.233.0.0/18\nkube_pods_subnet: 10.233.64.0/18\nkube_network_node_prefix: 24\n# supplementary_addresses_in_ssl_keys: [10.0.0.1, 10.0.0.2, 10.0.0.3]\n",
+		"inventory/sample/group_vars/k8s_cluster/k8s-net-calico.yml": "---\n# calico_mtu: 1500\n# calico_veth_mtu: 1440\n",
+	}
+	version := "---\n- name: Check Ansible version\n  hosts: all\n  gather_facts: false\n  vars:\n    minimal_ansible_version: " + lo + "\n    maximal_ansible_version: " + hi + "\n"
+	if legacy {
+		t["ansible_version.yml"] = version
+		t["legacy_groups.yml"] = stub
+		for _, name := range []string{"cluster.yml", "scale.yml", "remove-node.yml", "reset.yml", "facts.yml"} {
+			t[name] = stub
+		}
+		return t
+	}
+	t["galaxy.yml"] = "---\nnamespace: kubernetes_sigs\nname: kubespray\nversion: " + r.version + "\n"
+	t["playbooks/ansible_version.yml"] = version
+	t["playbooks/facts.yml"] = stub
+	for _, name := range []string{"cluster", "scale", "remove_node", "reset"} {
+		t["playbooks/"+name+".yml"] = stub
+		top := strings.ReplaceAll(name, "_", "-") + ".yml"
+		t[top] = "---\n- name: Import " + name + "\n  ansible.builtin.import_playbook: playbooks/" + name + ".yml\n"
+	}
+	return t
+}
+
+// ansibleRangeOf is the ansible-core range release's ansible_version.yml
+// asserts (facts §1.2, from the file at each tag).
+func ansibleRangeOf(release string) (minimal, maximal string) {
+	switch release {
+	case Release216:
+		return "2.9.0", "2.11.0"
+	case Release223:
+		return "2.14.0", "2.15.0"
+	default:
+		return "2.16.4", "2.17.0"
+	}
 }
 
 // versionRange reads minimal_ansible_version and maximal_ansible_version
