@@ -107,9 +107,9 @@ func kubesprayTree(release string) map[string]string {
 			"[defaults]\nhost_key_checking=False\ngathering = smart\nfact_caching = jsonfile\nfact_caching_connection = /tmp\nfact_caching_timeout = " + cacheTimeout + "\n" +
 			"timeout = 300\nstdout_callback = default\ndisplay_skipped_hosts = no\n" + callbacks + "\n" +
 			"[inventory]\nignore_patterns = artifacts, credentials\n",
-		"inventory/sample/inventory.ini": "# ## Configure 'ip' variable to bind kubernetes services on a\n# ## different ip than the default iface\n[kube_control_plane]\n# node1 ansible_host=95.54.0.12 ip=10.3.0.1\n\n[etcd]\n\n[kube_node]\n\n[calico_rr]\n\n[k8s_cluster:children]\nkube_control_plane\nkube_node\ncalico_rr\n",
-		"inventory/sample/group_vars/all/all.yml":                 "---\n## Set these proxy values in order to update package manager and docker daemon to use proxies\n# http_proxy: \"\"\n# https_proxy: \"\"\n# no_proxy: \"\"\n# additional_no_proxy: \"\"\n# no_proxy_exclude_workers: false\n",
-		"inventory/sample/group_vars/k8s_cluster/k8s-cluster.yml": "---\nkube_service_addresses: 10.233.0.0/18\nkube_pods_subnet: 10.233.64.0/18\nkube_network_node_prefix: 24\n# supplementary_addresses_in_ssl_keys: [10.0.0.1, 10.0.0.2, 10.0.0.3]\n",
+		"inventory/sample/inventory.ini":                             "# ## Configure 'ip' variable to bind kubernetes services on a\n# ## different ip than the default iface\n[kube_control_plane]\n# node1 ansible_host=95.54.0.12 ip=10.3.0.1\n\n[etcd]\n\n[kube_node]\n\n[calico_rr]\n\n[k8s_cluster:children]\nkube_control_plane\nkube_node\ncalico_rr\n",
+		"inventory/sample/group_vars/all/all.yml":                    "---\n## Set these proxy values in order to update package manager and docker daemon to use proxies\n# http_proxy: \"\"\n# https_proxy: \"\"\n# no_proxy: \"\"\n# additional_no_proxy: \"\"\n# no_proxy_exclude_workers: false\n",
+		"inventory/sample/group_vars/k8s_cluster/k8s-cluster.yml":    "---\nkube_service_addresses: 10.233.0.0/18\nkube_pods_subnet: 10.233.64.0/18\nkube_network_node_prefix: 24\n# supplementary_addresses_in_ssl_keys: [10.0.0.1, 10.0.0.2, 10.0.0.3]\n",
 		"inventory/sample/group_vars/k8s_cluster/k8s-net-calico.yml": "---\n# calico_mtu: 1500\n# calico_veth_mtu: 1440\n",
 	}
 	version := "---\n- name: Check Ansible version\n  hosts: all\n  gather_facts: false\n  vars:\n    minimal_ansible_version: " + lo + "\n    maximal_ansible_version: " + hi + "\n"
