@@ -26,7 +26,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"maps"
 	"net"
@@ -738,20 +737,7 @@ func closedPort(t *testing.T, ip string) int {
 // ansibleTestdata/name; with -update it rewrites the file.
 func assertAnsibleOutput(t *testing.T, name string, got []byte) {
 	t.Helper()
-	file := filepath.Join(ansibleTestdata, name)
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		writeFile(t, file, got, 0o644)
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Errorf("%s: %v (run go test -run '%s' -update to capture it)", file, err, t.Name())
-		return
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("ansible-playbook's output differs from %s (-want +got):\n%s\n(if ansible-core changed, run go test -run '%s' -update and review the diff)",
-			file, golden.Diff(string(want), string(got)), t.Name())
-	}
+	golden.AssertFile(t, filepath.Join(ansibleTestdata, name), got)
 }
 
 // Small playbooks of the test's own run with ansible-playbook -c local

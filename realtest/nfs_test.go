@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,20 +31,7 @@ const nfsTestdata = "../nfs/testdata"
 // with -update (internal/golden's flag) it rewrites the file.
 func assertReal(t *testing.T, name string, got []byte) {
 	t.Helper()
-	file := filepath.Join(nfsTestdata, name)
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		writeFile(t, file, got, 0o644)
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Errorf("%s: %v (run go test -run '%s' -update to capture it)", file, err, t.Name())
-		return
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("the real program's output differs from %s (-want +got):\n%s\n(if the program's version changed, run go test -run '%s' -update and review the diff)",
-			file, golden.Diff(string(want), string(got)), t.Name())
-	}
+	golden.AssertFile(t, filepath.Join(nfsTestdata, name), got)
 }
 
 // exportfsProgram returns the exportfs to run: $MGMTKIT_EXPORTFS, else

@@ -3,7 +3,6 @@ package drivers_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -377,19 +376,8 @@ func TestKubesprayBadInputRunsNothing(t *testing.T) {
 		{map[string]any{k + "external_lb_param.script_path": "../../etc/passwd"}, "external_lb_param.script_path"},
 		{map[string]any{k + "external_lb_param.mode": "haproxy"}, "external_lb_param.mode"},
 	} {
-		body, err := json.Marshal(base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if body, err = samples.Patch(body, tc.edit); err != nil {
-			t.Fatal(err)
-		}
-		var req lcm.InstantiateVnfRequest
-		if err := json.Unmarshal(body, &req); err != nil {
-			t.Fatal(err)
-		}
-		w.req = &req
-		_, err = w.instantiate()
+		w.req = patched(t, base, tc.edit)
+		_, err := w.instantiate()
 		var pe *lcm.ParamsError
 		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "k8s_cluster_installation_param."+tc.field+": ") {
 			t.Errorf("%v: err = %v, want a field error at %s", tc.edit, err, tc.field)

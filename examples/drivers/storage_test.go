@@ -144,6 +144,24 @@ func TestThePVSampleGivesThreeAvailableVolumes(t *testing.T) {
 	w.assertStorage()
 }
 
+// patched returns req with the values at the paths of edits replaced
+// (samples.Patch).
+func patched(t *testing.T, req *lcm.InstantiateVnfRequest, edits map[string]any) *lcm.InstantiateVnfRequest {
+	t.Helper()
+	body, err := json.Marshal(req)
+	if err == nil {
+		body, err = samples.Patch(body, edits)
+	}
+	var out lcm.InstantiateVnfRequest
+	if err == nil {
+		err = json.Unmarshal(body, &out)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &out
+}
+
 // overlay returns the sample VNF package with files added.
 func overlay(t *testing.T, files map[string]string) *lcm.Package {
 	t.Helper()
@@ -190,19 +208,8 @@ func TestBadStorageInputRunsNothing(t *testing.T) {
 		{map[string]any{k + "pv_registration_params[0].nfs_server_cp": "no_such_port"}, "pv_registration_params[0].nfs_server_cp"},
 		{map[string]any{k + "storage_server.nfs_server_setup_params[2].export_to": "192.0.2.0/24"}, "storage_server.nfs_server_setup_params[2].export_to"},
 	} {
-		body, err := json.Marshal(base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if body, err = samples.Patch(body, tc.edit); err != nil {
-			t.Fatal(err)
-		}
-		var req lcm.InstantiateVnfRequest
-		if err := json.Unmarshal(body, &req); err != nil {
-			t.Fatal(err)
-		}
-		w.req = &req
-		_, err = w.instantiate()
+		w.req = patched(t, base, tc.edit)
+		_, err := w.instantiate()
 		var pe *lcm.ParamsError
 		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "k8s_cluster_installation_param."+tc.field+": ") {
 			t.Errorf("%v: err = %v, want a field error at %s", tc.edit, err, tc.field)
@@ -338,24 +345,13 @@ func TestRegistrationLeavesAnotherOwnersVolume(t *testing.T) {
 func TestTheStoragePasswordNeverLeaves(t *testing.T) {
 	t.Parallel()
 	const secret = "St0rage-Pa55-w0rd"
-	req := request(t, samples.InstantiatePVCluster)
-	body, err := json.Marshal(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body, err = samples.Patch(body, map[string]any{"additionalParams.k8s_cluster_installation_param.storage_server.password": secret}); err != nil {
-		t.Fatal(err)
-	}
-	var withSecret lcm.InstantiateVnfRequest
-	if err := json.Unmarshal(body, &withSecret); err != nil {
-		t.Fatal(err)
-	}
-	w := newPV(t, &withSecret, nil, sim.ClusterShape{Masters: 1, Workers: 1})
+	withSecret := patched(t, request(t, samples.InstantiatePVCluster), map[string]any{"additionalParams.k8s_cluster_installation_param.storage_server.password": secret})
+	w := newPV(t, withSecret, nil, sim.ClusterShape{Masters: 1, Workers: 1})
 	if w.storage().Login.Password != secret {
 		t.Fatal("the storage server's VM does not take the request's password")
 	}
 	w.storage().SSH.FailProgram("exportfs", 1, 1, "exportfs: /etc/exports.d/mgmtkit.exports:1: unknown keyword \"bogus\"")
-	_, err = w.instantiate()
+	_, err := w.instantiate()
 	if err == nil {
 		t.Fatal("the injected exportfs failure went unnoticed")
 	}

@@ -35,7 +35,14 @@ func Path(name string) string { return filepath.Join(Dir, filepath.FromSlash(nam
 // the change; a missing file is reported with the same hint.
 func Assert(tb testing.TB, name string, got []byte) {
 	tb.Helper()
-	file := Path(name)
+	AssertFile(tb, Path(name), got)
+}
+
+// AssertFile is [Assert] for a golden file at any path, such as another
+// package's testdata (realtest keeps the real programs' outputs where the
+// packages that parse them test on them).
+func AssertFile(tb testing.TB, file string, got []byte) {
+	tb.Helper()
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 			tb.Fatal(err)
