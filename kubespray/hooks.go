@@ -111,6 +111,8 @@ type run struct {
 	*plumbing.Runner
 	op   Op
 	topo topology
+	// nicMTU is the first master's NIC MTU once read (0 before).
+	nicMTU int
 }
 
 // run runs work in a session of its own, with the VMs resolved.
@@ -341,6 +343,9 @@ func (r *run) inventoryFiles(ctx context.Context, inv Inventory) (InventoryFiles
 // kubespray derives the pods' MTU from): `ip addr show`, the interface
 // that holds the NIC address.
 func (r *run) mtu(ctx context.Context) (int, error) {
+	if r.nicMTU > 0 { // read once per hook, whatever the inventory's rewrites
+		return r.nicMTU, nil
+	}
 	m := r.topo.masters[0]
 	var mtu int
 	err := r.Once(ctx, StepMTU, m, func(ctx context.Context) (lcm.Result, error) {
@@ -357,6 +362,7 @@ func (r *run) mtu(ctx context.Context) (int, error) {
 		}
 		return lcm.Result{Detail: "MTU " + strconv.Itoa(mtu)}, nil
 	})
+	r.nicMTU = mtu
 	return mtu, err
 }
 
@@ -637,12 +643,13 @@ func (c *Hooks) HealEnd(ctx context.Context, hook lcm.Hook, op Op, req lcm.HealV
 		if err != nil || len(plan) == 0 {
 			return err
 		}
-		if len(lcm.NodesWithRole(plan, lcm.RoleWorker)) < len(plan) { // the extensions' VMs heal too
+		workers := lcm.NodesWithRole(plan, lcm.RoleWorker)
+		if len(workers) == 0 { // addWorkers checks the extensions when it has workers to add
 			if err := r.op.Extensions.Check(ctx, r.Runner, r.topo.all()); err != nil {
 				return err // nothing has changed
 			}
 		}
-		if err := r.addWorkers(ctx, lcm.NodesWithRole(plan, lcm.RoleWorker)); err != nil {
+		if err := r.addWorkers(ctx, workers); err != nil {
 			return err
 		}
 		return r.op.Extensions.HealOthers(ctx, r.Runner, r.topo.masters, r.topo.all(), plan, true)

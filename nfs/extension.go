@@ -136,7 +136,12 @@ func (x *storage) check(ctx context.Context, r *plumbing.Runner, vms []lcm.Node)
 			add(at, "volume %s is attached to server %s, not to the storage server %s (%s)", v.VolumeResourceID, vol.ServerID, server.Resource, server.ServerID)
 		}
 	}
+	checked := map[string]bool{}
 	for i, reg := range x.params.PVRegistrationParams {
+		if checked[reg.NFSServerCP] {
+			continue // one problem per port is enough
+		}
+		checked[reg.NFSServerCP] = true
 		if _, err := s.Heat().CPAddress(ctx, s.Stack(), reg.NFSServerCP); isTopologyError(err) {
 			add(fmt.Sprintf("pv_registration_params[%d].nfs_server_cp", i), "%v", err)
 		} else if err != nil {
@@ -246,10 +251,16 @@ func (x *storage) register(ctx context.Context, r *plumbing.Runner, c plumbing.C
 	}
 	s := r.Session()
 	servers := make([]string, len(pvs))
+	addrs := map[string]string{} // by nfs_server_cp: the manifests often share one
 	for i, reg := range x.params.PVRegistrationParams {
-		if servers[i], err = s.Heat().CPAddress(ctx, s.Stack(), reg.NFSServerCP); err != nil {
-			return fmt.Errorf("nfs: %w", err)
+		addr, ok := addrs[reg.NFSServerCP]
+		if !ok {
+			if addr, err = s.Heat().CPAddress(ctx, s.Stack(), reg.NFSServerCP); err != nil {
+				return fmt.Errorf("nfs: %w", err)
+			}
+			addrs[reg.NFSServerCP] = addr
 		}
+		servers[i] = addr
 	}
 	return r.Once(ctx, StepRegisterPV, c.ControlPlane, func(ctx context.Context) (lcm.Result, error) {
 		res := lcm.Unchanged

@@ -140,7 +140,7 @@ func ExportNFS(ctx context.Context, h remote.Host, exports []Export, opts Export
 	if _, ok := current[ExportsMainFile]; !ok {
 		writes = append(writes, remote.FileWrite{Path: ExportsMainFile, Content: []byte(emptyExportsTable), Options: remote.FileOptions{Sudo: true, Mode: 0o644}})
 	}
-	if !bytes.Equal(current[file], content) || current[file] == nil {
+	if !bytes.Equal(current[file], content) { // content is never empty: it has a header
 		writes = append(writes, remote.FileWrite{Path: file, Content: content, Options: remote.FileOptions{Sudo: true, Mode: 0o644}})
 	}
 	changed := false

@@ -162,7 +162,7 @@ func SetupVolume(ctx context.Context, h remote.Host, v Volume, opts VolumeOption
 	if err != nil {
 		return res, fmt.Errorf("nfs: %s: %w", FstabFile, err)
 	}
-	if state[FstabFile] == nil || string(edited) != string(fstab) {
+	if string(edited) != string(fstab) {
 		if _, err := h.WriteFile(ctx, FstabFile, strings.NewReader(string(edited)), remote.FileOptions{Sudo: true, Mode: 0o644}); err != nil {
 			return res, fmt.Errorf("nfs: writing %s: %w", FstabFile, err)
 		}
