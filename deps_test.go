@@ -62,6 +62,13 @@ func isTestInfra(pkg string) bool {
 	return strings.HasPrefix(pkg, module+"/internal/") || strings.HasPrefix(pkg, module+"/examples/internal/")
 }
 
+// isTestKit reports whether pkg is the public test kit (cloudtest and
+// its packages): the one door from outside the module to the simulated
+// cloud, a facade over internal/ that tests import.
+func isTestKit(pkg string) bool {
+	return pkg == module+"/cloudtest" || strings.HasPrefix(pkg, module+"/cloudtest/")
+}
+
 // No package of the module links the testing package into a program that
 // imports it: the test helpers take a small TB interface of their own
 // (sshtest.TB, heattest.TB, sim.TB) instead of testing.TB, and offer a
@@ -81,19 +88,19 @@ func TestNoPackageLinksTesting(t *testing.T) {
 		if !slices.Contains(ds, "testing") {
 			continue
 		}
-		if isTestInfra(pkg) && !imported[pkg] {
-			continue // a helper only tests import
+		if (isTestInfra(pkg) || isTestKit(pkg)) && !imported[pkg] {
+			continue // a helper only tests import (the conformance suite)
 		}
 		t.Errorf("%s links the testing package (go list -deps %s | grep -x testing)", pkg, pkg)
 	}
 }
 
-// Only the tour and test infrastructure itself import test
-// infrastructure (the simulated cloud); the SDK's packages and the example
-// drivers never do, so what users copy is copyable.
+// Only the tour, the test kit and test infrastructure itself import
+// test infrastructure (the simulated cloud); the SDK's packages and the
+// example drivers never do, so what users copy is copyable.
 func TestOnlyTheTourImportsTestInfrastructure(t *testing.T) {
 	for pkg, imports := range listImports(t) {
-		if isTestInfra(pkg) || pkg == module+"/examples/tour" {
+		if isTestInfra(pkg) || isTestKit(pkg) || pkg == module+"/examples/tour" {
 			continue
 		}
 		for _, d := range imports {
