@@ -310,8 +310,13 @@ func notFound(err error) error {
 }
 
 // ConnectInstance authenticates with the OpenStack VIM of a VNF instance:
-// the first OpenStack entry of its vimConnectionInfo, through
-// [ConnectVIM]. It is the default way a management driver reaches Heat.
+// the first entry of its vimConnectionInfo whose vimType names OpenStack,
+// through [ConnectVIM]. A vimType names OpenStack when it contains
+// "openstack" in any case: SOL003's "ETSINFV.OPENSTACK_KEYSTONE.V_3" (what
+// Tacker's v2 API stores) and Tacker v1's "openstack" do; the Kubernetes
+// VIM an instantiate_end adds ("kubernetes",
+// "ETSINFV.KUBERNETES.V_1") does not, so the order of the entries does
+// not matter. It is the default way a management driver reaches Heat.
 func ConnectInstance(ctx context.Context, inst *lcm.VnfInstance, httpClient *http.Client) (*Client, error) {
 	if inst == nil {
 		return nil, errors.New("heat: no VNF instance")

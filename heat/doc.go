@@ -3,10 +3,11 @@
 // operation targets. Management hooks call it to learn the addresses they
 // act on; it never changes a stack.
 //
-// Resolution follows Tacker's management drivers (see
-// shared/reference/tacker-reference.md, section 3): the VNF's top-level
-// stack; for a [Group] with an aspect ID, the OS::Heat::AutoScalingGroup of
-// that name, its member stacks, and the connection-point (CP) resources in
+// Resolution follows what Tacker's sample management drivers do
+// (samples/mgmt_driver/kubernetes/kubernetes_mgmt.py, kubespray_mgmt.py
+// and private_registry_mgmt.py in the openstack/tacker repository): the
+// VNF's top-level stack; for a [Group] with an aspect ID, the
+// OS::Heat::AutoScalingGroup of that name, its member stacks, and the connection-point (CP) resources in
 // each member; without an aspect ID, the top-level stack itself. A node's
 // SSH address is the floating IP when its ssh_cp_name names an
 // OS::Neutron::FloatingIP, else the first fixed IP of the port; its NIC

@@ -444,6 +444,23 @@ func TestConnect(t *testing.T) {
 			t.Errorf("kubernetes VIM: %v", err)
 		}
 	})
+	t.Run("ConnectInstance picks the OpenStack entry by vimType", func(t *testing.T) {
+		access := lcm.AccessInfo{"username": ao.Username, "password": ao.Password, "project": ao.TenantName, "region": srv.Region()}
+		endpoint := map[string]any{"endpoint": srv.IdentityEndpoint()}
+		for _, vimType := range []string{"ETSINFV.OPENSTACK_KEYSTONE.V_3", "openstack"} {
+			inst := &lcm.VnfInstance{ID: "i", VimConnectionInfo: []lcm.VimConnectionInfo{
+				{ID: "k8s", VimType: "ETSINFV.KUBERNETES.V_1", InterfaceInfo: map[string]any{"endpoint": "https://127.0.0.1:6443"}},
+				{ID: "os", VimType: vimType, InterfaceInfo: endpoint, AccessInfo: access},
+			}}
+			if _, err := heat.ConnectInstance(ctx, inst, nil); err != nil {
+				t.Errorf("%s after a Kubernetes VIM: %v", vimType, err)
+			}
+		}
+		inst := &lcm.VnfInstance{ID: "i", VimConnectionInfo: []lcm.VimConnectionInfo{{ID: "k8s", VimType: "kubernetes"}}}
+		if _, err := heat.ConnectInstance(ctx, inst, nil); err == nil || !strings.Contains(err.Error(), "no OpenStack entry") {
+			t.Errorf("only a Kubernetes VIM: %v", err)
+		}
+	})
 }
 
 // A cluster driver manages masters and workers only: the storage server's

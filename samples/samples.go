@@ -2,13 +2,16 @@
 // print and the sample VNF package they refer to, so that tests, examples
 // and the tour run from the same inputs.
 //
-// The request bodies are the specs' samples byte for byte (see
-// ../shared/specs), placeholders included: a proxy at
-// "http://user1:password1@host1:port1", an Ansible server at 0.0.0.0,
-// empty paths. mgmtkit rejects those with a field error, as it must;
-// [Placeholders] lists where each sample holds one and [Patch] replaces
-// them with values that work in the caller's cloud, as the tour does for
-// the simulated one.
+// The request bodies are the sample bodies the four specifications mgmtkit
+// implements print (cir-k8s-cluster, pv-k8s-cluster,
+// k8s-mgmtdriver-kubespray, mgmt-driver-for-k8s-scale: Tacker's
+// documentation of its sample management drivers), byte for byte,
+// placeholders included: a proxy at "http://user1:password1@host1:port1",
+// an Ansible server at 0.0.0.0, empty paths. mgmtkit rejects those with a
+// field error, as it must; [Placeholders] lists where each sample holds
+// one, [Patch] replaces them with values that work in the caller's cloud,
+// as the tour does for the simulated one, and [RemovalPath] says what to
+// remove to leave one out.
 //
 // The VNF package is a directory tree as a CSAR extracts: the VNFD, the
 // registry image archive (a `docker save` of registry:latest), the CA of
@@ -126,6 +129,22 @@ func Placeholders(name string) []string {
 		}, proxy...)
 	}
 	return nil
+}
+
+// RemovalPath returns the path to remove (a nil value in [Patch]) to leave
+// out the placeholder at path: the whole proxy block for its http_proxy and
+// https_proxy, since a proxy block needs one of them (removing both URLs
+// alone leaves no_proxy and k8s_node_cidr in a block mgmtkit refuses);
+// path itself for any other placeholder. Only optional values can be left
+// out: the Ansible server's address and kubespray's paths must be given.
+func RemovalPath(path string) string {
+	if parent, ok := strings.CutSuffix(path, ".proxy.http_proxy"); ok {
+		return parent + ".proxy"
+	}
+	if parent, ok := strings.CutSuffix(path, ".proxy.https_proxy"); ok {
+		return parent + ".proxy"
+	}
+	return path
 }
 
 // Patch returns body with the value at each path (lcm's notation:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -171,6 +172,29 @@ func TestPatchErrorsNameThePath(t *testing.T) {
 			t.Errorf("Patch(%s) = %v, want %q", path, err, want)
 		}
 	}
+}
+
+// An operator without a proxy leaves the sample's proxy out: the whole
+// block, as RemovalPath says, since a proxy block without its URLs is
+// refused.
+func ExampleRemovalPath() {
+	body, err := samples.Request(samples.InstantiateCIRCluster)
+	if err != nil {
+		panic(err)
+	}
+	edits := map[string]any{}
+	for _, p := range samples.Placeholders(samples.InstantiateCIRCluster) {
+		edits[samples.RemovalPath(p)] = nil
+	}
+	fmt.Println(slices.Sorted(maps.Keys(edits)))
+	body, err = samples.Patch(body, edits)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(strings.Contains(string(body), "no_proxy"))
+	// Output:
+	// [additionalParams.k8s_cluster_installation_param.proxy]
+	// false
 }
 
 // An operator, or a test, replaces the spec's placeholders before sending

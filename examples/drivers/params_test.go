@@ -82,3 +82,30 @@ func TestHeatNamesAreFieldErrors(t *testing.T) {
 		t.Errorf("m?x=1 is a name Heat can have, and is escaped: %v", err)
 	}
 }
+
+// Leaving out every optional placeholder of the kubeadm samples, at the
+// path samples.RemovalPath gives, makes a request the cluster driver
+// decodes: no proxy block is left half-empty.
+func TestSamplesWithoutTheirPlaceholdersDecode(t *testing.T) {
+	pkg := lcm.NewPackage(samples.VNFPackage())
+	for _, name := range []string{samples.InstantiateCIRCluster, samples.InstantiatePVCluster} {
+		raw, err := samples.Request(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edits := map[string]any{}
+		for _, p := range samples.Placeholders(name) {
+			edits[samples.RemovalPath(p)] = nil
+		}
+		body, err := samples.Patch(raw, edits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := drivers.DecodeClusterParams(additionalParams(t, body), pkg)
+		if err != nil {
+			t.Errorf("%s without its placeholders: %v", name, err)
+		} else if p.Proxy != nil {
+			t.Errorf("%s: the proxy is still there: %+v", name, p.Proxy)
+		}
+	}
+}
