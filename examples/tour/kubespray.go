@@ -35,7 +35,7 @@ func planKubespray(t *tour, s scenario) ([]step, error) {
 	}
 	if t.in.clusterRequest != nil { // a sample's placeholder already is
 		if r, ok := withAnsibleServer(req, addr); ok {
-			t.printf("  %s: ansible.ip_address, the sample's placeholder 0.0.0.0, is the simulated Ansible server's, %s\n", source, addr)
+			t.sayf("  %s: ansible.ip_address, the sample's placeholder 0.0.0.0, is the simulated Ansible server's, %s\n", source, addr)
 			req = r
 		}
 	}

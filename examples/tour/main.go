@@ -8,6 +8,8 @@
 //	go run ./examples/tour -request req.json    # your InstantiateVnfRequest
 //	go run ./examples/tour -package ./my-csar   # your VNF package directory
 //	go run ./examples/tour -json                # a machine-readable report
+//	go run ./examples/tour -workers 5 -masters 1  # other cluster sizes
+//	go run ./examples/tour -v                   # each host's steps too
 //
 // For each scenario it builds the VNFs the spec describes from the spec's
 // sample request, prints the topology Heat reports, and runs the
@@ -71,8 +73,16 @@ type options struct {
 	request   string
 	pkgDir    string
 	json      bool
-	timeout   time.Duration
+	verbose   bool
+	// workers and masters replace each cluster's own numbers when not 0.
+	workers, masters int
+	timeout          time.Duration
 }
+
+// maxWorkers bounds -workers: every worker is a fake VM with its own SSH
+// server; the tour's pod network (the sample package's flannel, a /16)
+// would hold 256 nodes.
+const maxWorkers = 20
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -81,7 +91,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	scenario := fset.String("scenario", "all", "which spec's operations to run: "+strings.Join(scenarioNames(), ", ")+", or all")
 	fset.StringVar(&o.request, "request", "", "a SOL003 InstantiateVnfRequest JSON `file` whose additionalParams drive the Kubernetes cluster instantiate (default: the spec's sample)")
 	fset.StringVar(&o.pkgDir, "package", "", "a VNF package `directory` (default: the sample package embedded in the tour)")
+	fset.IntVar(&o.workers, "workers", 0, fmt.Sprintf("`N` workers in every Kubernetes cluster, 1 to %d (default: each scenario's, 2)", maxWorkers))
+	fset.IntVar(&o.masters, "masters", 0, "1 or 3 masters in every Kubernetes cluster (default: each scenario's: 3, and the pv sample's 1)")
 	fset.BoolVar(&o.json, "json", false, "print a machine-readable JSON report instead of progress")
+	fset.BoolVar(&o.verbose, "v", false, "also print each host's steps as they finish")
 	fset.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up after this long")
 	fset.Usage = func() {
 		fmt.Fprintf(stderr, "usage: go run ./examples/tour [flags]\n\nRuns mgmtkit's LCM operations against the simulated cloud.\n\n")
@@ -92,6 +105,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if fset.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fset.Arg(0))
+	}
+	if o.workers != 0 && (o.workers < 1 || o.workers > maxWorkers) {
+		return o, fmt.Errorf("-workers: %d, want 1 to %d", o.workers, maxWorkers)
+	}
+	if o.masters != 0 && o.masters != 1 && o.masters != 3 {
+		return o, fmt.Errorf("-masters: %d, want 1 or 3 (etcd needs an odd number; mgmtkit's HA control plane is three masters)", o.masters)
 	}
 	if *scenario == "all" {
 		o.scenarios = scenarioNames()

@@ -70,7 +70,7 @@ func (t *tour) runScenario(ctx context.Context, name string) {
 		if s.name != name {
 			continue
 		}
-		t.printf("\n=== %s: %s\n", s.name, s.title)
+		t.sayf("\n=== %s: %s\n", s.name, s.title)
 		steps, err := s.plan(t, s)
 		if err != nil {
 			t.reject(s.name, err)
@@ -108,7 +108,7 @@ func (t *tour) sampleRequest(name string) (*lcm.InstantiateVnfRequest, string, e
 	}
 	source := "sample " + name
 	if wv := workingValues(name); wv != "" {
-		t.printf("  %s: the spec's placeholders (%s) made to work in the simulated cloud\n", source, wv)
+		t.sayf("  %s: the spec's placeholders (%s) made to work in the simulated cloud\n", source, wv)
 	}
 	req, err := decodeInstantiate(b)
 	if err != nil {
@@ -174,6 +174,7 @@ func (t *tour) planRegistry(label string, req *lcm.InstantiateVnfRequest, source
 // cluster driver's decoder and for what the scenario needs, and plans the
 // VNF with the shape given from the typed parameters.
 func (t *tour) planCluster(label string, req *lcm.InstantiateVnfRequest, source string, shape sim.ClusterShape, scenario string, needs ...need) (*deployed, error) {
+	shape = t.shape(shape)
 	if shape.Masters > 1 {
 		needs = append(needs, needMasterAspect)
 	}
@@ -475,6 +476,10 @@ func planScale(t *tour, s scenario) ([]step, error) {
 	// replaces the VM (new addresses), heal_end joins the new one.
 	for _, role := range []lcm.Role{lcm.RoleWorker, lcm.RoleMaster} {
 		var vm *sim.Host
+		if role == lcm.RoleMaster && d.masters() == 1 {
+			steps = append(steps, t.onlyMasterHeal(d))
+			continue
+		}
 		steps = append(steps,
 			step{d.label, hookVIM, fmt.Sprintf("heal a %s's VNFC: resolve it to its node", role), func(ctx context.Context) ([]string, []string, error) {
 				inst = d.vnf.Instance()
@@ -540,6 +545,43 @@ func planScale(t *tour, s scenario) ([]step, error) {
 		}),
 	)
 	return steps, nil
+}
+
+// masters is how many masters the cluster's topology has.
+func (d *deployed) masters() int {
+	n := 0
+	for _, g := range d.topo.Groups {
+		if g.Role == lcm.RoleMaster {
+			n += g.Count
+		}
+	}
+	for _, s := range d.topo.Servers {
+		if s.Role == lcm.RoleMaster {
+			n++
+		}
+	}
+	return n
+}
+
+// onlyMasterHeal is heal_start of a single-master cluster's master: the
+// driver must refuse it before changing anything (its cluster would
+// lose its control plane and etcd) and point at an entire heal.
+func (t *tour) onlyMasterHeal(d *deployed) step {
+	return step{d.label, lcm.HealStart, "heal the only master's VNFC: refused, an entire heal is the way", func(ctx context.Context) ([]string, []string, error) {
+		inst := d.vnf.Instance()
+		vm := d.vnf.HostsWithRole(lcm.RoleMaster)[0]
+		heal := lcm.HealVnfRequest{VnfcInstanceID: []string{vnfcOf(inst, vm.ServerID)}}
+		res, err := lcm.Invoke(ctx, t.clusterDriver, lcm.HealStart, &lcm.HealOp{Instance: inst, Request: &heal, Package: t.in.pkg})
+		hosts, changed := hookHosts(res)
+		switch {
+		case err == nil:
+			return hosts, changed, errors.New("heal_start accepted the heal of the only master")
+		case len(changed) > 0:
+			return hosts, changed, fmt.Errorf("heal_start refused the heal of the only master after changing %v: %w", changed, err)
+		}
+		t.printf("  refused: %v\n", err)
+		return hosts, nil, nil
+	}}
 }
 
 func (t *tour) resolveHeal(ctx context.Context, d *deployed, inst *lcm.VnfInstance, req lcm.HealVnfRequest) (heat.HealPlan, error) {

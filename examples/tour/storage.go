@@ -35,7 +35,7 @@ func planPV(t *tour, s scenario) ([]step, error) {
 		return nil, err
 	}
 	if t.in.clusterRequest == nil {
-		t.printf("  %s: export_to %s, the spec's node network, is the simulated cloud's, %s\n", source, sim.SampleNodeNetwork, sim.NodeNetwork)
+		t.sayf("  %s: export_to %s, the spec's node network, is the simulated cloud's, %s\n", source, sim.SampleNodeNetwork, sim.NodeNetwork)
 	}
 	d, err := t.planCluster("pv-cluster", req, source, sim.ClusterShape{Masters: 1, Workers: 2, MinWorkers: 1}, s.name, needStorage, needWorkerAspect)
 	if err != nil {

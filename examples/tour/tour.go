@@ -27,7 +27,8 @@ import (
 type tour struct {
 	opts   options
 	in     inputs
-	out    io.Writer
+	out    io.Writer // what operations show along the way
+	main   io.Writer // the progress of the story and the summary
 	cloud  *sim.Cloud
 	heat   *heat.Client
 	logger *slog.Logger
@@ -41,6 +42,10 @@ type tour struct {
 	plumbing plumbing.Config
 	// clusterDriver is the Kubernetes cluster VNFs' management driver.
 	clusterDriver *drivers.ClusterDriver
+	// ops counts the operations started, for the progress lines.
+	ops int
+	// started is when the tour started.
+	started time.Time
 }
 
 // Report is the -json output.
@@ -149,11 +154,15 @@ func newTour(ctx context.Context, o options, in inputs, out io.Writer) (*tour, e
 		cloud.Close()
 		return nil, fmt.Errorf("connecting to the simulated Heat: %w", err)
 	}
-	t := &tour{opts: o, in: in, out: out, cloud: cloud, heat: hc, vnfs: map[string]*sim.VNF{}, outside: map[*sim.Host]string{}}
+	t := &tour{opts: o, in: in, out: out, main: out, started: time.Now(), cloud: cloud, heat: hc, vnfs: map[string]*sim.VNF{}, outside: map[*sim.Host]string{}}
 	if o.json {
-		t.out = io.Discard
+		t.out, t.main = io.Discard, io.Discard
 	}
-	t.logger = slog.New(&progressHandler{w: t.out})
+	steps := io.Discard // each host's steps: with -v
+	if o.verbose {
+		steps = t.out
+	}
+	t.logger = slog.New(&progressHandler{w: steps})
 	t.plumbing = plumbing.Config{SSH: cloud.SSHConfigFunc(nil)}
 	t.clusterDriver = &drivers.ClusterDriver{Cluster: kubeadm.Hooks{Plumbing: t.plumbing}}
 	// The HTTPS registry outside the VNFs that the cir sample connects to.
@@ -163,20 +172,27 @@ func newTour(ctx context.Context, o options, in inputs, out io.Writer) (*tour, e
 			return nil, err
 		}
 	}
-	t.printf("Simulated cloud: Keystone at %s; VMs on loopback, SSH verified against %s\n", cloud.Heat().IdentityEndpoint(), cloud.KnownHostsFile())
+	t.sayf("Simulated cloud: Keystone at %s; VMs on loopback, SSH verified against %s\n", cloud.Heat().IdentityEndpoint(), cloud.KnownHostsFile())
 	return t, nil
 }
 
 func (t *tour) close() { t.cloud.Close() }
 
+// printf prints what an operation shows along the way: the topology Heat
+// reports, kubectl's tables, what a check found.
 func (t *tour) printf(format string, args ...any) { fmt.Fprintf(t.out, format, args...) }
+
+// sayf prints the story's progress: the scenarios, each operation as it
+// starts and ends, the summary.
+func (t *tour) sayf(format string, args ...any) { fmt.Fprintf(t.main, format, args...) }
 
 // operation runs fn as one reported operation of a hook. An
 // *lcm.ParamsError from a hook that changed nothing is a rejection, not a
 // failure: the hook refused its parameters before acting, as validation
 // does before the scenario runs.
 func (t *tour) operation(ctx context.Context, scenario, vnf string, hook lcm.Hook, what string, fn func(ctx context.Context) (hosts, changed []string, err error)) error {
-	t.printf("→ %s %s: %s\n", vnf, hook, what)
+	t.ops++
+	t.sayf("→ [%d] %s %s: %s\n", t.ops, vnf, hook, what)
 	ctx = lcm.WithLogger(lcm.WithHook(ctx, hook), t.logger)
 	before := t.commands()
 	start := time.Now()
@@ -189,14 +205,14 @@ func (t *tour) operation(ctx context.Context, scenario, vnf string, hook lcm.Hoo
 	switch {
 	case rejected(err, changed):
 		op.Status, op.Error = StatusRejected, err.Error()
-		t.printf("  rejected, no change made: %s\n", indent(err.Error()))
+		t.sayf("  rejected, no change made: %s\n", indent(err.Error()))
 	case err != nil:
 		op.Status, op.Error = StatusFailed, err.Error()
 		t.report.Failed++
-		t.printf("  FAILED: %v\n", err)
+		t.sayf("  FAILED: %v\n", err)
 	default:
 		t.report.Passed++
-		t.printf("  ok: %d hosts, %d changed, %d commands, %s\n", len(op.Hosts), len(op.HostsChanged), op.Commands, op.Duration.Round(time.Millisecond))
+		t.sayf("  ok: %d hosts, %d changed, %d commands, %s\n", len(op.Hosts), len(op.HostsChanged), op.Commands, op.Duration.Round(time.Millisecond))
 	}
 	t.report.Operations = append(t.report.Operations, op)
 	return err
@@ -211,7 +227,8 @@ func rejected(err error, changed []string) bool {
 
 // skip reports a planned operation that did not run, and why.
 func (t *tour) skip(scenario string, st step, reason string) {
-	t.printf("→ %s %s: %s\n  skipped: %s\n", st.vnf, st.hook, st.what, reason)
+	t.ops++
+	t.sayf("→ [%d] %s %s: %s\n  skipped: %s\n", t.ops, st.vnf, st.hook, st.what, reason)
 	t.report.Skipped++
 	t.report.Operations = append(t.report.Operations, Operation{
 		Scenario: scenario, VNF: st.vnf, Hook: string(st.hook), What: st.what, Status: StatusSkipped,
@@ -221,7 +238,7 @@ func (t *tour) skip(scenario string, st step, reason string) {
 
 // reject reports a scenario that validation rejected: nothing ran.
 func (t *tour) reject(scenario string, err error) {
-	t.printf("  rejected, nothing ran: %s\n", indent(err.Error()))
+	t.sayf("  rejected, nothing ran: %s\n", indent(err.Error()))
 	t.report.Rejected++
 	t.report.Scenarios = append(t.report.Scenarios, ScenarioResult{Name: scenario, Status: StatusRejected, Error: err.Error()})
 }
@@ -307,22 +324,72 @@ func (t *tour) finish() {
 	if t.opts.json {
 		return
 	}
-	t.printf("\nSummary: %d operations, %d passed, %d failed, %d skipped; %d scenarios rejected; %d VMs running, %d retired by scale-in and heal\n",
-		len(t.report.Operations), t.report.Passed, t.report.Failed, t.report.Skipped, t.report.Rejected, len(t.report.World.Hosts), t.report.World.Retired)
-	for _, sc := range t.report.Scenarios {
+	t.summary()
+}
+
+// shape is a cluster's shape with -workers and -masters applied.
+func (t *tour) shape(s sim.ClusterShape) sim.ClusterShape {
+	if t.opts.workers > 0 {
+		s.Workers = t.opts.workers
+	}
+	if t.opts.masters > 0 {
+		s.Masters = t.opts.masters
+	}
+	return s
+}
+
+// summary prints the report as a compact table: one row per scenario,
+// then each failure, skip and rejection with its reason.
+func (t *tour) summary() {
+	r := &t.report
+	t.sayf("\nSummary: %d operations, %d passed, %d failed, %d skipped; %d scenarios rejected; %d VMs running, %d retired by scale-in and heal; %s\n",
+		len(r.Operations), r.Passed, r.Failed, r.Skipped, r.Rejected, len(r.World.Hosts), r.World.Retired, time.Since(t.started).Round(10*time.Millisecond))
+	scenarioOf := map[string]string{} // VNF label → scenario
+	for _, op := range r.Operations {
+		scenarioOf[op.VNF] = op.Scenario
+	}
+	t.sayf("  %-10s %-8s %4s %4s %6s %7s %5s %4s %8s %9s\n", "SCENARIO", "STATUS", "OPS", "OK", "FAILED", "SKIPPED", "HOOKS", "VMS", "COMMANDS", "TIME")
+	for _, sc := range r.Scenarios {
+		var ops, ok, failed, skipped, hooks, commands, vms int
+		var took time.Duration
+		for _, op := range r.Operations {
+			if op.Scenario != sc.Name {
+				continue
+			}
+			ops++
+			switch op.Status {
+			case StatusOK:
+				ok++
+			case StatusSkipped:
+				skipped++
+			default:
+				failed++
+			}
+			if slices.Contains(lcm.Hooks(), lcm.Hook(op.Hook)) && op.Status != StatusSkipped {
+				hooks++
+			}
+			commands += op.Commands
+			took += op.Duration
+		}
+		for _, h := range r.World.Hosts {
+			if scenarioOf[h.VNF] == sc.Name {
+				vms++
+			}
+		}
+		t.sayf("  %-10s %-8s %4d %4d %6d %7d %5d %4d %8d %9s\n", sc.Name, sc.Status, ops, ok, failed, skipped, hooks, vms, commands, took.Round(time.Millisecond))
+	}
+	for _, sc := range r.Scenarios {
 		switch {
 		case sc.Status == StatusRejected && sc.RejectedBy != "":
-			t.printf("  %-10s rejected by %s, no change made: %s\n", sc.Name, sc.RejectedBy, indent(sc.Error))
+			t.sayf("  %s: rejected by %s, no change made: %s\n", sc.Name, sc.RejectedBy, indent(sc.Error))
 		case sc.Status == StatusRejected:
-			t.printf("  %-10s rejected, nothing ran: %s\n", sc.Name, indent(sc.Error))
+			t.sayf("  %s: rejected, nothing ran: %s\n", sc.Name, indent(sc.Error))
 		}
 	}
-	for _, op := range t.report.Operations {
-		status, what := "ok", op.What
-		if !op.OK {
-			status, what = strings.ToUpper(op.Status), what+": "+op.Error
+	for _, op := range r.Operations {
+		if op.Status == StatusFailed {
+			t.sayf("  %s: %s %s (%s) FAILED: %s\n", op.Scenario, op.VNF, op.Hook, op.What, indent(op.Error))
 		}
-		t.printf("  %-10s %-14s %-16s %-7s %3d cmds %6s  %s\n", op.Scenario, op.VNF, op.Hook, status, op.Commands, op.Duration.Round(time.Millisecond), what)
 	}
 }
 

@@ -28,8 +28,11 @@ func runTour(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// TestTourRunsEveryScenario is the tour's default story, parsed from
+// -json, with one worker per cluster (-workers 1) to keep it short under
+// the race detector: every operation ok.
 func TestTourRunsEveryScenario(t *testing.T) {
-	code, out, stderr := runTour(t, "-json")
+	code, out, stderr := runTour(t, "-json", "-workers", "1")
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
 	}
@@ -67,9 +70,9 @@ func TestTourRunsEveryScenario(t *testing.T) {
 			t.Errorf("scenario %s ran no operation", s)
 		}
 	}
-	// registry VDU; cir 3+2; pv 1+2+storage +1; kubespray 3+2+LB+Ansible +1 -1; scale 3+2 +2 -1.
-	if n := len(r.World.Hosts); n != 1+5+5+7+6 {
-		t.Errorf("%d hosts in the world, want 24", n)
+	// registry VDU; cir 3+1; pv 1+1+storage +1; kubespray 3+1+LB+Ansible +1 -1; scale 3+1 +2 -1.
+	if n, want := len(r.World.Hosts), 1+4+4+6+5; n != want {
+		t.Errorf("%d hosts in the world, want %d", n, want)
 	}
 	for _, h := range r.World.Hosts {
 		if h.VNF == "" {
@@ -77,10 +80,11 @@ func TestTourRunsEveryScenario(t *testing.T) {
 		}
 	}
 	// The registry VM's heal; pv: the storage server's heal; kubespray:
-	// one scale-in, a worker's heal, the entire heal's 6 (masters,
-	// workers, the load balancer); scale: one scale-in, a worker's and a
-	// master's heal, the entire heal's 6.
-	if want := 1 + 1 + (1 + 1 + 6) + (1 + 2 + 6); r.World.Retired != want {
+	// one scale-in, a worker's heal, the entire heal's 5 (masters, the
+	// worker, the load balancer); scale: one scale-in, a worker's and a
+	// master's heal, the entire heal's 5 (the scale-out's two, less the
+	// scale-in's one).
+	if want := 1 + 1 + (1 + 1 + 5) + (1 + 2 + 5); r.World.Retired != want {
 		t.Errorf("%d retired hosts, want %d", r.World.Retired, want)
 	}
 	// The cir scenario ends with every node pulling from both registries.
@@ -88,7 +92,7 @@ func TestTourRunsEveryScenario(t *testing.T) {
 	for _, op := range r.Operations {
 		if op.Scenario == "cir" && op.Hook == "check" && strings.Contains(op.What, "pull") {
 			pulls++
-			if !op.OK || len(op.Hosts) != 5 {
+			if !op.OK || len(op.Hosts) != 4 {
 				t.Errorf("cir pull check: ok %v on %d hosts (%s)", op.OK, len(op.Hosts), op.Error)
 			}
 		}
@@ -103,9 +107,23 @@ func TestTourHumanOutput(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}
-	for _, want := range []string{"=== scale", "check-node", "scale-in targets:", "NAME", "heal targets:", "Summary:", "the entire VNF", "VIM kubernetes_vim"} {
+	for _, want := range []string{"=== scale", "→ [1] scale-cluster vim:", "scale-in targets:", "NAME", "heal targets:", "Summary:", "SCENARIO", "the entire VNF", "VIM kubernetes_vim"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "check-node") {
+		t.Errorf("each host's steps are printed without -v:\n%s", out)
+	}
+	// -v adds each host's steps; -masters 1 turns the master's heal into
+	// the refusal a single master gets.
+	code, out, stderr = runTour(t, "-scenario", "scale", "-v", "-masters", "1", "-workers", "1")
+	if code != exitOK {
+		t.Fatalf("-v -masters 1: exit %d\n%s\n%s", code, out, stderr)
+	}
+	for _, want := range []string{"check-node", "heal the only master's VNFC: refused", "heal the entire VNF instead"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("-v -masters 1: the output lacks %q:\n%s", want, out)
 		}
 	}
 }
@@ -116,6 +134,9 @@ func TestTourInputs(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"flavourId": "simple"}`), 0o644)
 	for _, args := range [][]string{
 		{"-scenario", "nope"},
+		{"-workers", "21"},
+		{"-workers", "-1"},
+		{"-masters", "2"},
 		{"-request", filepath.Join(dir, "missing.json")},
 		{"-request", bad},
 		{"-package", filepath.Join(dir, "no-such-package")},
