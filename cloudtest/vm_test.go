@@ -3,6 +3,7 @@ package cloudtest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -170,14 +171,20 @@ func TestBadPackagesFailTheTest(t *testing.T) {
 	}
 }
 
-// fatalTB records a Fatal and stops the caller, as testing.T does.
+// fatalTB records a Fatal's message and stops the caller, as testing.T
+// does (with a panic the caller recovers from).
 type fatalTB struct {
 	testing.TB
 	failed bool
+	msg    string
 }
 
-func (f *fatalTB) Fatal(args ...any) { f.failed = true; panic("fatal") }
+func (f *fatalTB) Fatal(args ...any) {
+	f.failed, f.msg = true, fmt.Sprint(args...)
+	panic("fatal")
+}
+
 func (f *fatalTB) Fatalf(format string, args ...any) {
-	f.failed = true
+	f.failed, f.msg = true, fmt.Sprintf(format, args...)
 	panic("fatal")
 }
