@@ -40,7 +40,7 @@ type Package struct {
 // Unit is a systemd unit a [Package] ships.
 type Unit struct {
 	// Name is the unit's name ("acme-agent.service"; ".service" is added
-	// to a name without a suffix). Required.
+	// to a name without a unit type suffix, as systemctl does). Required.
 	Name string
 	// File is the unit file's content, written to /lib/systemd/system;
 	// a simple service with an [Install] section (WantedBy=
@@ -110,8 +110,11 @@ func (u Unit) ubuntu(pkg string) (ubuntu.Unit, error) {
 	if name == "" {
 		return ubuntu.Unit{}, fmt.Errorf("cloudtest: package %s: a Unit needs a Name", pkg)
 	}
-	if !strings.Contains(name, ".") {
-		name += ".service"
+	switch path.Ext(name) {
+	case ".service", ".socket", ".device", ".mount", ".automount", ".swap", ".target", ".path", ".timer", ".slice", ".scope":
+		// systemd.unit(5)'s unit types
+	default:
+		name += ".service" // as systemctl completes a bare name
 	}
 	requires := make([]string, len(u.Requires))
 	for i, r := range u.Requires {
