@@ -24,6 +24,56 @@
 //
 // The kit takes a [TB] (a *testing.T satisfies it) and does not link the
 // testing package itself.
+//
+// # A step's test
+//
+// [NewVM] returns a [VM]: [VM.Host] is a remote.Host for the step under
+// test (its host key pinned, never ignored), and the VM's methods read the
+// machine's state as root sees it: [VM.Installed], [VM.Unit] (is it
+// enabled, active, failed; how many starts, restarts and reloads),
+// [VM.ReadFile], [VM.Modules], [VM.Sysctl], [VM.Mounts], a [Volume]'s
+// filesystem. Every program of the VM is a semantic fake that exits and
+// complains as the real one does, and a program nobody modelled fails
+// with "command not found", so a step's test needs no fake of its own.
+// Faults are injected on the VM: a program that fails or hangs, a
+// connection dropped mid-command, the dpkg lock held after boot.
+//
+// Your packages are [Package] values: their files, and [Unit]s that
+// start when installed. A unit's Requires names the files its daemon
+// reads at start; while one is missing the unit fails to start, so a
+// test sees a driver that installed a daemon and forgot to configure it.
+//
+// # A driver's test
+//
+// [Start] returns a [Cloud]. [Cloud.NewCluster] builds a Kubernetes
+// cluster VNF in Heat from an InstantiateVnfRequest, every role its
+// parameters name, and [Cloud.NewVNF] any other [Topology];
+// [Cloud.SampleRequest] gives the specs' sample requests made to work
+// here. Your driver gets [Cloud.Plumbing], and reaches Heat through the
+// VIM connection of the VNF's instance, as in production.
+//
+// A [VNF]'s lifecycle operations run your driver's hooks around what Heat
+// does, in the VNFM's order: [VNF.Instantiate] (instantiate_start,
+// instantiate_end), [VNF.ScaleOut] and [VNF.ScaleIn] (scale_start, Heat
+// adds or removes the members, scale_end), [VNF.Heal] (heal_start, Heat
+// replaces the VMs, heal_end), [VNF.Terminate] (terminate_start, Heat
+// deletes the stack, terminate_end). [VNF.Instance] is the instance as the
+// VNFM keeps it between them: additionalParams stored at instantiation,
+// VIM connections added and removed as the hooks' results say. Each
+// operation returns an [Outcome], whose Changed tells a rerun that did
+// nothing from one that did. [Cloud.NewInstantiatedCluster] starts from a
+// cluster mgmtkit's kubeadm driver built, every node Ready, so that a
+// scale or heal test has a cluster to act on. [VNF.Kubectl] reaches the
+// Kubernetes world through a master, on either [KubeBackend]; a worker's
+// [VM.OpenNFS] reads and writes through a storage server's export as a
+// client would.
+//
+// # Compatibility
+//
+// The kit is versioned with the rest of mgmtkit's API. Its types are its
+// own, except the documented aliases ([Topology], [GroupSpec],
+// [ServerSpec], [Login], [VolumeSpec], [VIPSpec], [Shape], [DiskBus],
+// [KubeBackend]) of the machinery's descriptions.
 package cloudtest
 
 import "github.com/mgmtkit/mgmtkit/internal/sim/kube"

@@ -1111,3 +1111,25 @@ func TestConcurrency(t *testing.T) {
 		t.Errorf("%d workers at the end", n)
 	}
 }
+
+func TestDeleteStack(t *testing.T) {
+	srv := heattest.Start(t, heattest.Config{})
+	top, _, workers := buildVNF(srv)
+	member := workers.Members()[0].Stack
+	c := orchestration(t, srv, srv.AuthOptions())
+	if srv.DeleteStack(member.ID()) {
+		t.Error("DeleteStack deleted a nested stack")
+	}
+	if !srv.DeleteStack(top.ID()) {
+		t.Fatal("DeleteStack found no stack")
+	}
+	if !top.Deleted() || !member.Deleted() || srv.Stack(member.ID()) != nil || srv.StackByName("vnf-k8s") != nil {
+		t.Errorf("after the delete: top deleted %v, member deleted %v", top.Deleted(), member.Deleted())
+	}
+	if _, err := stacks.Find(t.Context(), c, "vnf-k8s").Extract(); !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+		t.Errorf("Find of the deleted stack: %v", err)
+	}
+	if srv.DeleteStack(top.ID()) {
+		t.Error("a second DeleteStack found the stack")
+	}
+}

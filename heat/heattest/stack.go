@@ -56,6 +56,22 @@ func (s *Server) CreateStack(name string) *Stack {
 	return st
 }
 
+// DeleteStack deletes the top-level stack with that id and every stack
+// nested in it, as Heat does once a stack delete (DELETE
+// /v1/{project}/stacks/{name}/{id}) completes: the API then answers 404
+// for each of them, and their Deleted reports true. It reports whether
+// there was such a live top-level stack.
+func (s *Server) DeleteStack(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stacks[id]
+	if st == nil || st.parent != nil {
+		return false
+	}
+	s.deleteStackLocked(st)
+	return true
+}
+
 // Stack returns the live stack with that id, top-level or nested, or nil.
 func (s *Server) Stack(id string) *Stack {
 	s.mu.Lock()

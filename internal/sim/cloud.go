@@ -303,9 +303,13 @@ func (c *Cloud) newHost(role lcm.Role, login Login, addrs []string, packages []s
 	c.hostSeq++
 	seq := c.hostSeq
 	c.mu.Unlock()
+	name := string(role)
+	if name == "" {
+		name = "vm" // a VM of no role the specs name
+	}
 	srv, err := sshtest.NewServer(sshtest.Config{
 		Addr:     net.JoinHostPort(addrs[0], "0"),
-		Hostname: fmt.Sprintf("%s-%d", role, seq),
+		Hostname: fmt.Sprintf("%s-%d", name, seq),
 		Users:    users,
 	})
 	if err != nil {

@@ -215,6 +215,34 @@ func TestScaleOutAndInKeepHeatAndHostsConsistent(t *testing.T) {
 	}
 }
 
+func TestDeleteRemovesTheStackAndItsHosts(t *testing.T) {
+	w := newWorld(t)
+	v := w.build(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Workers: 1})
+	other := w.build(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1})
+	hosts := v.Hosts()
+	removed, err := v.Delete()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 2 || len(hosts) != 2 || removed[0] != hosts[0] || removed[1] != hosts[1] {
+		t.Fatalf("removed %v, the VNF had %v", removed, hosts)
+	}
+	for _, h := range hosts {
+		if w.cloud.Host(h.SSHAddress) != nil || w.cloud.HostByServer(h.ServerID) != nil {
+			t.Errorf("%s still runs", h.Resource)
+		}
+	}
+	if len(v.Hosts()) != 0 || len(w.cloud.Retired()) != 2 || len(other.Hosts()) != 1 {
+		t.Errorf("after the delete: %d hosts, %d retired, the other VNF %d hosts", len(v.Hosts()), len(w.cloud.Retired()), len(other.Hosts()))
+	}
+	if _, err := w.heat.Nodes(w.ctx, v.StackID(), masters); err == nil {
+		t.Error("Heat still resolves the deleted stack's masters")
+	}
+	if _, err := v.Delete(); err == nil {
+		t.Error("a second Delete succeeded")
+	}
+}
+
 func TestHealReplacesTheHostWithAFreshOne(t *testing.T) {
 	for _, newAddr := range []bool{false, true} {
 		t.Run(map[bool]string{false: "same address", true: "new address"}[newAddr], func(t *testing.T) {

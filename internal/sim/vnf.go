@@ -418,6 +418,21 @@ func (v *VNF) ScaleIn(aspect string, names ...string) ([]*Host, error) {
 	return removed, err
 }
 
+// Delete deletes the VNF's top-level stack and every stack nested in it,
+// as Heat does for the stack delete of a VNFM's terminate: every VM of
+// the VNF stops answering (Cloud.Retired keeps them for inspection) and
+// Heat answers 404 for the stack. It returns the hosts it removed.
+func (v *VNF) Delete() ([]*Host, error) {
+	hosts := v.Hosts()
+	if !v.cloud.heat.DeleteStack(v.stack.ID()) {
+		return nil, fmt.Errorf("sim: the stack of VNF %s is gone", v.ID())
+	}
+	if len(hosts) == 0 {
+		return nil, nil
+	}
+	return hosts, v.cloud.retire(hosts...)
+}
+
 // HealOptions say how a healed VM comes back.
 type HealOptions struct {
 	// NewAddresses gives the new VM new fixed IPs (Heat re-creates its

@@ -638,7 +638,7 @@ func (a *aptRun) apply(steps []step) int {
 		errf(p, "debconf: falling back to frontend: Teletype")
 		errf(p, "dpkg-preconfigure: unable to re-open stdin: ")
 	}
-	err := a.m.applyInstall(func(format string, args ...any) { outf(p, format, args...) }, steps, false)
+	err := a.m.applyInstall(func(format string, args ...any) { outf(p, format, args...) }, func(format string, args ...any) { errf(p, format, args...) }, steps, false)
 	var ce *configureError
 	switch {
 	case err == nil:

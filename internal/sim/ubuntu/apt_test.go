@@ -285,6 +285,7 @@ func TestAptPromptsDebconfAndFailures(t *testing.T) {
 		return nil
 	}})
 	c.Add(Package{Name: "badunit", Version: "1.0", Units: []Unit{{Name: "badunit.service", OnStart: func(*Machine) error { return errors.New("bad config") }}}})
+	c.Add(Package{Name: "dhunit", Version: "1.0", IgnoreStartFailure: true, Units: []Unit{{Name: "dhunit.service", OnStart: func(*Machine) error { return errors.New("bad config") }}}})
 	v := newVM(t, Options{Catalog: c, UpdatedLists: true})
 
 	// Without -y apt asks, and aborts at the end of standard input.
@@ -316,6 +317,13 @@ func TestAptPromptsDebconfAndFailures(t *testing.T) {
 	wantCode(t, "unit fails to start", r, 100, "", "Job for badunit.service failed because the control process exited with error code.\n")
 	if st := v.Service("badunit"); !st.Failed || st.Active || v.Installed("badunit") {
 		t.Errorf("after a failed start: %+v", st)
+	}
+
+	// debhelper's postinst: deb-systemd-invoke start dhunit.service || true.
+	r = v.root("apt-get install -y dhunit")
+	wantCode(t, "debhelper ignores a failed start", r, 0, "Setting up dhunit (1.0) ...", "Job for dhunit.service failed because the control process exited with error code.\nSee \"systemctl status dhunit.service\" and \"journalctl -xeu dhunit.service\" for details.\n")
+	if st := v.Service("dhunit"); !st.Failed || st.Active || !st.Enabled || !v.Installed("dhunit") {
+		t.Errorf("after a failed start under debhelper's postinst: %+v, installed %v", st, v.Installed("dhunit"))
 	}
 }
 

@@ -73,6 +73,16 @@ type Package struct {
 	// standard error that it has no terminal (the installation still
 	// succeeds, with the default answers, as on a real machine).
 	Debconf bool
+	// IgnoreStartFailure makes a unit of the package that fails to start
+	// (or to restart, on an upgrade) leave the package installed and the
+	// unit failed, systemctl's "Job for UNIT failed" on standard error,
+	// as the maintainer scripts debhelper generates do: they run
+	// `deb-systemd-invoke start UNIT >/dev/null || true` (debhelper's
+	// autoscripts/postinst-systemd-start, e.g. Debian 12's
+	// /var/lib/dpkg/info/containerd.postinst). By default a unit that
+	// fails to start fails the package's configuration, as a postinst
+	// that checks the start does.
+	IgnoreStartFailure bool
 }
 
 // Tool is a fake program that is given the machine it runs on.

@@ -104,6 +104,12 @@ func (m *Machine) dpkgConfigurePending(p *sshtest.Process) int {
 		for _, u := range s.pkg.Units {
 			m.enableUnit(u.Name, nil)
 			if err := m.job(u.Name, jobStart); err != nil {
+				if s.pkg.IgnoreStartFailure { // deb-systemd-invoke start UNIT || true
+					name := unitName(u.Name)
+					errf(p, "Job for %s failed because the control process exited with error code.", name)
+					errf(p, "See \"systemctl status %s\" and \"journalctl -xeu %s\" for details.", name, name)
+					continue
+				}
 				errf(p, "dpkg: error processing package %s (--configure):", s.pkg.Name)
 				return 1
 			}

@@ -2,6 +2,7 @@ package ubuntu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -164,7 +165,7 @@ func Install(srv *sshtest.Server, opts Options) *Machine {
 	for _, p := range m.catalog.base() {
 		base = append(base, step{pkg: p})
 	}
-	if err := m.applyInstall(nil, base, true); err != nil { // the error names the package
+	if err := m.applyInstall(nil, nil, base, true); err != nil { // the error names the package
 		panic("ubuntu: base package " + err.Error())
 	}
 	if opts.UpdatedLists {
@@ -255,7 +256,7 @@ func (m *Machine) InstallPackages(pkgs ...string) error {
 	if err := r.err(); err != nil {
 		return err
 	}
-	return m.applyInstall(nil, r.steps, false)
+	return m.applyInstall(nil, nil, r.steps, false)
 }
 
 // Held reports whether a package is on hold (apt-mark hold).
@@ -520,8 +521,9 @@ func fileMode(name string) fs.FileMode {
 	return 0o644
 }
 
-// progress receives apt's and dpkg's lines about each package; nil for a
-// silent installation.
+// progress receives apt's and dpkg's lines about each package (applyInstall's
+// out: standard output; warn: standard error); nil for a silent
+// installation.
 type progress func(format string, args ...any)
 
 // applyInstall unpacks and configures each step in order. boot marks the
@@ -537,7 +539,7 @@ type progress func(format string, args ...any)
 // modstatdb_shutdown). Nothing reads the file in between (the fake
 // programs read the package states, as dpkg-query reads status plus
 // journal), so the file after the run is the same.
-func (m *Machine) applyInstall(out progress, steps []step, boot bool) error {
+func (m *Machine) applyInstall(out, warn progress, steps []step, boot bool) error {
 	if len(steps) > 0 {
 		defer m.writeStatus()
 	}
@@ -578,6 +580,14 @@ func (m *Machine) applyInstall(out progress, steps []step, boot bool) error {
 				err = m.job(u.Name, jobStart)
 			default:
 				err = m.job(u.Name, jobTryRestart)
+			}
+			var je *jobError
+			if err != nil && p.IgnoreStartFailure && errors.As(err, &je) {
+				if warn != nil {
+					warn("Job for %s failed because the control process exited with error code.", je.unit)
+					warn("See \"systemctl status %s\" and \"journalctl -xeu %s\" for details.", je.unit, je.unit)
+				}
+				err = nil
 			}
 			if err != nil {
 				return &configureError{pkg: p.Name, err: err}
