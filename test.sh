@@ -117,8 +117,10 @@ fi
 
 # realtest/ and internal/realkube/ are modules of their own (their
 # dependencies, k8s.io/kubernetes with its replace directives above all,
-# stay out of the SDK's go.mod), so each check runs in every module.
-for mod in . realtest internal/realkube; do
+# stay out of the SDK's go.mod), and examples/userdriver is a user's
+# module that requires mgmtkit (a replace directive to this checkout), so
+# each check runs in every module.
+for mod in . realtest internal/realkube examples/userdriver; do
 	echo "==> go vet ($mod)"
 	(cd "$mod" && go vet ./...)
 
@@ -128,6 +130,9 @@ done
 
 echo "==> go test -race (.)"
 go test -race -count=1 "$@" ./...
+
+echo "==> go test -race (examples/userdriver: a user's driver tested with the public kit)"
+(cd examples/userdriver && go test -race -count=1 "$@" ./...)
 
 echo "==> go test -race (realtest)"
 (cd realtest && go test -race -count=1 "$@" ./...)
