@@ -116,6 +116,32 @@ func TestHostKeyPolicies(t *testing.T) {
 		}
 	})
 
+	t.Run("callback", func(t *testing.T) {
+		var got []string
+		p := remote.HostKeyCallback(func(hostport string, _ net.Addr, key ssh.PublicKey) error {
+			got = append(got, hostport)
+			if ssh.FingerprintSHA256(key) != ssh.FingerprintSHA256(srv.HostKey()) {
+				return errors.New("not the key of the server under test")
+			}
+			return nil
+		})
+		dial(t, cfg(p))
+		if len(got) != 1 || got[0] != srv.Addr() {
+			t.Errorf("the callback saw %q, want the dialed address %s once", got, srv.Addr())
+		}
+		c := cfg(p)
+		c.Addr = other.Addr()
+		_, err := remote.Dial(ctx, c)
+		var hke *remote.HostKeyError
+		if !errors.As(err, &hke) || hke.Reason != "not the key of the server under test" {
+			t.Fatalf("err = %v, want a HostKeyError with the callback's reason", err)
+		}
+		c.HostKey = remote.HostKeyCallback(nil)
+		if _, err := remote.Dial(ctx, c); !errors.As(err, new(*remote.HostKeyError)) {
+			t.Fatalf("a nil callback: err = %v, want every key rejected", err)
+		}
+	})
+
 	t.Run("known_hosts", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "known_hosts")
 		line := knownhosts.Line([]string{knownhosts.Normalize(srv.Addr())}, srv.HostKey())
