@@ -173,8 +173,8 @@ func (h *Host) Name() string { return h.name }
 // Addr returns name:22.
 func (h *Host) Addr() string { return h.addr }
 
-// Close makes every later call fail with [remote.ErrClosed], as an
-// [remote.SSHHost]'s do. Closing twice is harmless.
+// Close makes every later call fail with [remote.ErrClosed], as calls
+// on a closed [remote.SSHHost] do. Closing twice is harmless.
 func (h *Host) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()

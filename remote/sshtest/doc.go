@@ -12,10 +12,11 @@
 //
 // [Server.RemoteConfig] is the [remote.Config] behind it (address, the
 // user's login, [Server.HostKeyPolicy]), for a test that sets more;
-// a [Router] maps the addresses a VIM reports ("10.0.0.5") to servers,
-// as [remote.Config.Dial] or plumbing.Config.Dial, so a driver reaches
-// each fake VM at its address. No test needs golang.org/x/crypto/ssh for
-// that.
+// a [Router] maps the addresses a VIM reports ("10.0.0.5") to servers
+// ([Router.Dial] goes into [remote.Config.Dial], [Router.DialHost] into
+// plumbing.Config.Dial), so a driver reaches each fake VM at its address. No test needs golang.org/x/crypto/ssh for
+// that. (A step's unit test that needs no shell at all can use the
+// in-memory host of package remote/remotetest instead.)
 //
 // What runs behind the server is simulated:
 //
