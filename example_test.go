@@ -8,8 +8,6 @@ import (
 	"net"
 	"strings"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
@@ -75,11 +73,7 @@ func Example() {
 		}
 		defer vm.Close()
 		vms = append(vms, vm)
-		policy, err := remote.PinnedHostKey(ssh.FingerprintSHA256(vm.HostKey()))
-		if err != nil {
-			log.Fatal(err)
-		}
-		h, err := remote.NewSSHHost(remote.Config{Addr: vm.Addr(), Name: "node-" + ip, User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: policy})
+		h, err := remote.NewSSHHost(remote.Config{Addr: vm.Addr(), Name: "node-" + ip, User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: vm.HostKeyPolicy()})
 		if err != nil {
 			log.Fatal(err)
 		}

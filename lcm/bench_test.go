@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
@@ -46,8 +44,7 @@ func BenchmarkFanoutLatency(b *testing.B) {
 				for i := range hosts {
 					srv := sshtest.Start(b, sshtest.Config{Users: []sshtest.User{{Name: "bench", Password: "bench-password"}}})
 					srv.DelayCommands(delay)
-					pin, _ := remote.PinnedHostKey(ssh.FingerprintSHA256(srv.HostKey()))
-					h, err := remote.Dial(context.Background(), remote.Config{Addr: srv.Addr(), Name: fmt.Sprintf("node-%02d", i), User: "bench", Password: remote.NewSecret("bench-password"), HostKey: pin})
+					h, err := remote.Dial(context.Background(), remote.Config{Addr: srv.Addr(), Name: fmt.Sprintf("node-%02d", i), User: "bench", Password: remote.NewSecret("bench-password"), HostKey: srv.HostKeyPolicy()})
 					if err != nil {
 						b.Fatal(err)
 					}

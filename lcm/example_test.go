@@ -97,6 +97,38 @@ func ExampleDo() {
 	// level=INFO msg="step finished" hook=instantiate_end step=configure-registry-trust host=worker1 changed=true detail="wrote hosts.toml"
 }
 
+// Give the SDK a logger through the context: every step that lcm.Do and
+// lcm.OnHosts run emits one record per host, with the hook, the step,
+// the host, whether it changed anything and the error. Here the records
+// go out as JSON, as a VNFM would ship them, without the time and the
+// duration so that the output is stable.
+func ExampleWithLogger() {
+	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == lcm.AttrDuration {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	ctx := lcm.WithLogger(context.Background(), logger)
+	ctx = lcm.WithHook(ctx, lcm.ScaleEnd)
+
+	workers := []node{{"worker3", "10.0.0.13"}, {"worker4", "10.0.0.14"}, {"worker5", "10.0.0.15"}}
+	_, err := lcm.OnHosts(ctx, "join-worker", workers, func(ctx context.Context, n node) (lcm.Result, error) {
+		if n.name == "worker4" {
+			return lcm.Unchanged, errors.New("kubeadm join: exit status 1")
+		}
+		return lcm.Changed("joined the cluster"), nil
+	}, lcm.Limit(1)) // one at a time, so the records come in order
+	fmt.Println(err)
+	// Output:
+	// {"level":"INFO","msg":"step finished","hook":"scale_end","step":"join-worker","host":"worker3","changed":true,"detail":"joined the cluster"}
+	// {"level":"ERROR","msg":"step failed","hook":"scale_end","step":"join-worker","host":"worker4","changed":false,"error":"kubeadm join: exit status 1"}
+	// {"level":"WARN","msg":"step skipped","hook":"scale_end","step":"join-worker","host":"worker5","error":"not run: step \"join-worker\" failed on host \"worker4\""}
+	// host "worker4": step "join-worker": kubeadm join: exit status 1
+}
+
 // RegistryConnection is one element of private_registry_connection_info, as
 // a domain package would declare it.
 type RegistryConnection struct {

@@ -7,8 +7,6 @@ import (
 	"log"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/registry"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -39,11 +37,7 @@ func ExampleTrustNodes() {
 			log.Fatal(err)
 		}
 		defer vm.Close()
-		policy, err := remote.PinnedHostKey(ssh.FingerprintSHA256(vm.HostKey()))
-		if err != nil {
-			log.Fatal(err)
-		}
-		h, err := remote.Dial(ctx, remote.Config{Addr: vm.Addr(), Name: name, User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: policy})
+		h, err := remote.Dial(ctx, remote.Config{Addr: vm.Addr(), Name: name, User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: vm.HostKeyPolicy()})
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/registry"
@@ -39,13 +37,9 @@ func ExampleConfigureRegistryTrust() {
 		log.Fatal(err) // every problem with its path; nothing has run
 	}
 
-	policy, err := remote.PinnedHostKey(ssh.FingerprintSHA256(vm.HostKey()))
-	if err != nil {
-		log.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	h, err := remote.Dial(ctx, remote.Config{Addr: vm.Addr(), Name: "worker1", User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: policy})
+	h, err := remote.Dial(ctx, remote.Config{Addr: vm.Addr(), Name: "worker1", User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: vm.HostKeyPolicy()})
 	if err != nil {
 		log.Fatal(err)
 	}

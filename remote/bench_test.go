@@ -38,8 +38,7 @@ const benchPassword = "bench-password-1"
 // and dials it.
 func benchFake(b *testing.B) (*sshtest.Server, *remote.SSHHost) {
 	srv := sshtest.Start(b, sshtest.Config{Users: []sshtest.User{{Name: "bench", Password: benchPassword, Sudo: sshtest.SudoNoPassword}}})
-	pin, _ := remote.PinnedHostKey(ssh.FingerprintSHA256(srv.HostKey()))
-	h, err := remote.Dial(context.Background(), remote.Config{Addr: srv.Addr(), User: "bench", Password: remote.NewSecret(benchPassword), HostKey: pin})
+	h, err := remote.Dial(context.Background(), remote.Config{Addr: srv.Addr(), User: "bench", Password: remote.NewSecret(benchPassword), HostKey: srv.HostKeyPolicy()})
 	if err != nil {
 		b.Fatal(err)
 	}

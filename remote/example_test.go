@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
 )
@@ -24,14 +22,10 @@ func startVM() *sshtest.Server {
 	return srv
 }
 
-// connect returns a host for the fake VM, its host key pinned as in
-// ExampleDial.
+// connect returns a host for the fake VM: the settings the fake hands
+// out (address, login, host key pinned), as ExampleDial spells them.
 func connect(vm *sshtest.Server) *remote.SSHHost {
-	policy, err := remote.PinnedHostKey(ssh.FingerprintSHA256(vm.HostKey()))
-	if err != nil {
-		log.Fatal(err)
-	}
-	host, err := remote.NewSSHHost(remote.Config{Addr: vm.Addr(), User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: policy})
+	host, err := remote.NewSSHHost(vm.RemoteConfig("ubuntu"))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -43,11 +37,8 @@ func ExampleDial() {
 	defer vm.Close()
 
 	// Pin the host key you got from the cloud (the console log, Heat, a
-	// config drive); here it comes from the fake host.
-	policy, err := remote.PinnedHostKey(ssh.FingerprintSHA256(vm.HostKey()))
-	if err != nil {
-		log.Fatal(err)
-	}
+	// config drive) with remote.PinnedHostKey("SHA256:..."), or verify
+	// it with remote.KnownHosts; the fake VM hands out its own pin.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	host, err := remote.Dial(ctx, remote.Config{
@@ -55,7 +46,7 @@ func ExampleDial() {
 		Name:     "master1",
 		User:     "ubuntu",
 		Password: remote.NewSecret("ubuntu-pw"),
-		HostKey:  policy,
+		HostKey:  vm.HostKeyPolicy(),
 	})
 	if err != nil {
 		log.Fatal(err)

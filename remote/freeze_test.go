@@ -48,7 +48,7 @@ func returnsSoon(t *testing.T, what string, d time.Duration, call func(ctx conte
 // sudo command so that the connection and the sudo mode are settled.
 func freezeHost(t *testing.T) (*sshtest.Server, *remote.SSHHost) {
 	srv, key := fakeHost(t)
-	h := dial(t, remote.Config{Addr: srv.Addr(), User: "ops", PrivateKey: remote.NewSecret(key), HostKey: pinned(t, srv), KeepAlive: -1})
+	h := dial(t, remote.Config{Addr: srv.Addr(), User: "ops", PrivateKey: remote.NewSecret(key), HostKey: srv.HostKeyPolicy(), KeepAlive: -1})
 	if _, err := h.Run(testContext(t), remote.Cmd{Args: []string{"true"}, Sudo: true}); err != nil {
 		t.Fatal(err)
 	}

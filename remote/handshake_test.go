@@ -68,7 +68,7 @@ func TestHandshakeLimitBoundsConnectionAttemptsInFlight(t *testing.T) {
 	const hosts, limit = 6, 2
 	g := &handshakeGate{}
 	g.cond = sync.NewCond(&g.mu)
-	base := remote.Config{HostKey: pinned(t, srv), Dial: g.dial, Handshakes: remote.NewHandshakeLimit(limit), Logger: suite.logs.logger()}
+	base := remote.Config{HostKey: srv.HostKeyPolicy(), Dial: g.dial, Handshakes: remote.NewHandshakeLimit(limit), Logger: suite.logs.logger()}
 	ctx := testContext(t)
 	// A test that goes wrong ends with its context instead of hanging.
 	stop := context.AfterFunc(ctx, func() {

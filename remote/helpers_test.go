@@ -90,16 +90,6 @@ func fakeHost(t testing.TB) (*sshtest.Server, string) {
 	return srv, string(pem.EncodeToMemory(block))
 }
 
-// pinned returns a host-key policy that trusts exactly srv's key.
-func pinned(t testing.TB, srv *sshtest.Server) remote.HostKeyPolicy {
-	t.Helper()
-	p, err := remote.PinnedHostKey(ssh.FingerprintSHA256(srv.HostKey()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // logBuffer is a slog handler target that keeps every record as text.
 type logBuffer struct {
 	mu  sync.Mutex
@@ -132,7 +122,7 @@ func (l *logBuffer) logger() *slog.Logger {
 // into logs when it is not nil.
 func dialAs(t testing.TB, srv *sshtest.Server, user, password string, logs *logBuffer) *remote.SSHHost {
 	t.Helper()
-	cfg := remote.Config{Addr: srv.Addr(), User: user, Password: remote.NewSecret(password), HostKey: pinned(t, srv)}
+	cfg := remote.Config{Addr: srv.Addr(), User: user, Password: remote.NewSecret(password), HostKey: srv.HostKeyPolicy()}
 	if logs != nil {
 		cfg.Logger = logs.logger()
 	}

@@ -12,8 +12,8 @@ import (
 )
 
 // HostKeyPolicy decides whether the key a server presents is the right one.
-// Build one with [KnownHosts], [PinnedHostKey], [TrustOnFirstUse] or, only
-// when you mean it, [InsecureIgnoreHostKey]. A [Config] without a policy is
+// Build one with [KnownHosts], [PinnedHostKey], [TrustOnFirstUse],
+// [HostKeyCallback] or, only when you mean it, [InsecureIgnoreHostKey]. A [Config] without a policy is
 // rejected: there is no silent default.
 type HostKeyPolicy interface {
 	// check returns nil to accept key, or the reason to reject it.
@@ -131,6 +131,23 @@ func (p *tofuPolicy) check(_ string, _ net.Addr, key ssh.PublicKey) error {
 		return fmt.Errorf("expected %s, the key trusted on first use", p.pinned)
 	}
 	return nil
+}
+
+// HostKeyCallback verifies host keys with cb, an x/crypto/ssh host key
+// callback: a certificate checker's ([ssh.CertChecker.CheckHostKey]), a
+// known_hosts kept somewhere other than a file, a test's routing table.
+// cb gets the "host:port" the host was dialed at and the key it
+// presented; its error, the reason for the rejection, becomes the
+// [HostKeyError]'s Reason. A nil cb rejects every key.
+func HostKeyCallback(cb ssh.HostKeyCallback) HostKeyPolicy { return callbackPolicy{cb} }
+
+type callbackPolicy struct{ cb ssh.HostKeyCallback }
+
+func (p callbackPolicy) check(hostport string, remote net.Addr, key ssh.PublicKey) error {
+	if p.cb == nil {
+		return errors.New("no host key callback")
+	}
+	return p.cb(hostport, remote, key)
 }
 
 // InsecureIgnoreHostKey accepts any host key. Anyone on the path to the host

@@ -33,7 +33,7 @@ func TestAuthentication(t *testing.T) {
 		{"root key", remote.Config{User: "root", PrivateKey: remote.NewSecret(key)}, "root"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.cfg.Addr, tc.cfg.HostKey = srv.Addr(), pinned(t, srv)
+			tc.cfg.Addr, tc.cfg.HostKey = srv.Addr(), srv.HostKeyPolicy()
 			h := dial(t, tc.cfg)
 			out, err := h.Run(ctx, remote.Command("id", "-un"))
 			if err != nil {
@@ -50,7 +50,7 @@ func TestWrongPasswordGivesUpAtDeadline(t *testing.T) {
 	srv, _ := fakeHost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_, err := remote.Dial(ctx, remote.Config{Addr: srv.Addr(), User: "ubuntu", Password: remote.NewSecret("not-the-Password-x1"), HostKey: pinned(t, srv)})
+	_, err := remote.Dial(ctx, remote.Config{Addr: srv.Addr(), User: "ubuntu", Password: remote.NewSecret("not-the-Password-x1"), HostKey: srv.HostKeyPolicy()})
 	var de *remote.DialError
 	if !errors.As(err, &de) || de.Attempts < 2 {
 		t.Fatalf("err = %v, want a DialError after several attempts", err)
@@ -113,6 +113,32 @@ func TestHostKeyPolicies(t *testing.T) {
 		c.Addr = other.Addr()
 		if _, err := remote.Dial(ctx, c); !errors.As(err, new(*remote.HostKeyError)) {
 			t.Fatalf("err = %v, want *HostKeyError for a different host", err)
+		}
+	})
+
+	t.Run("callback", func(t *testing.T) {
+		var got []string
+		p := remote.HostKeyCallback(func(hostport string, _ net.Addr, key ssh.PublicKey) error {
+			got = append(got, hostport)
+			if ssh.FingerprintSHA256(key) != ssh.FingerprintSHA256(srv.HostKey()) {
+				return errors.New("not the key of the server under test")
+			}
+			return nil
+		})
+		dial(t, cfg(p))
+		if len(got) != 1 || got[0] != srv.Addr() {
+			t.Errorf("the callback saw %q, want the dialed address %s once", got, srv.Addr())
+		}
+		c := cfg(p)
+		c.Addr = other.Addr()
+		_, err := remote.Dial(ctx, c)
+		var hke *remote.HostKeyError
+		if !errors.As(err, &hke) || hke.Reason != "not the key of the server under test" {
+			t.Fatalf("err = %v, want a HostKeyError with the callback's reason", err)
+		}
+		c.HostKey = remote.HostKeyCallback(nil)
+		if _, err := remote.Dial(ctx, c); !errors.As(err, new(*remote.HostKeyError)) {
+			t.Fatalf("a nil callback: err = %v, want every key rejected", err)
 		}
 	})
 
@@ -227,7 +253,7 @@ func TestSudo(t *testing.T) {
 		{"separate sudo password", remote.Config{User: "ubuntu", Password: remote.NewSecret(ubuntuPassword), SudoPassword: remote.NewSecret(ubuntuPassword)}, "sudo -S -k -p '' -- "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.cfg.Addr, tc.cfg.HostKey, tc.cfg.Logger = srv.Addr(), pinned(t, srv), logs.logger()
+			tc.cfg.Addr, tc.cfg.HostKey, tc.cfg.Logger = srv.Addr(), srv.HostKeyPolicy(), logs.logger()
 			h := dial(t, tc.cfg)
 			srv.ResetTranscript()
 			// Standard input still reaches the command after sudo's password.
@@ -262,7 +288,7 @@ func TestSudo(t *testing.T) {
 	})
 
 	t.Run("wrong sudo password", func(t *testing.T) {
-		h := dial(t, remote.Config{Addr: srv.Addr(), User: "ubuntu", Password: remote.NewSecret(ubuntuPassword), SudoPassword: remote.NewSecret("wrong-Sudo-Pass-55"), HostKey: pinned(t, srv)})
+		h := dial(t, remote.Config{Addr: srv.Addr(), User: "ubuntu", Password: remote.NewSecret(ubuntuPassword), SudoPassword: remote.NewSecret("wrong-Sudo-Pass-55"), HostKey: srv.HostKeyPolicy()})
 		_, err := h.Run(ctx, remote.Cmd{Args: []string{"true"}, Sudo: true})
 		if !errors.As(err, new(*remote.SudoError)) {
 			t.Fatalf("err = %v, want *SudoError", err)
@@ -271,7 +297,7 @@ func TestSudo(t *testing.T) {
 	})
 
 	t.Run("password needed but not configured", func(t *testing.T) {
-		h := dial(t, remote.Config{Addr: srv.Addr(), User: "ops", PrivateKey: remote.NewSecret(key), HostKey: pinned(t, srv)})
+		h := dial(t, remote.Config{Addr: srv.Addr(), User: "ops", PrivateKey: remote.NewSecret(key), HostKey: srv.HostKeyPolicy()})
 		// Take ops' NOPASSWD rule away: sudo now wants a password ops never gave.
 		if err := srv.FS().WriteFile("/etc/sudoers.d/ops", []byte("ops ALL=(ALL:ALL) ALL\n"), 0o440); err != nil {
 			t.Fatal(err)
@@ -302,7 +328,7 @@ func TestConcurrentCommandsShareOneConnection(t *testing.T) {
 		fmt.Fprintln(p.Stdout, p.Args[1])
 		return 0
 	})
-	h := dial(t, remote.Config{Addr: srv.Addr(), User: "ubuntu", Password: remote.NewSecret(ubuntuPassword), HostKey: pinned(t, srv), MaxSessions: 3})
+	h := dial(t, remote.Config{Addr: srv.Addr(), User: "ubuntu", Password: remote.NewSecret(ubuntuPassword), HostKey: srv.HostKeyPolicy(), MaxSessions: 3})
 	ctx := testContext(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 20)
@@ -475,7 +501,7 @@ func TestKeepAliveDetectsSilentlyDeadConnection(t *testing.T) {
 	var conns []*freezableConn
 	var d net.Dialer
 	h := dial(t, remote.Config{
-		Addr: srv.Addr(), User: "ubuntu", Password: remote.NewSecret(ubuntuPassword), HostKey: pinned(t, srv),
+		Addr: srv.Addr(), User: "ubuntu", Password: remote.NewSecret(ubuntuPassword), HostKey: srv.HostKeyPolicy(),
 		KeepAlive: 20 * time.Millisecond,
 		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := d.DialContext(ctx, network, addr)
@@ -556,7 +582,7 @@ func TestWriteFileSurvivesAConnectionLostDuringTheCommit(t *testing.T) {
 // host that does not answer at all is unreachable.
 func TestAuthFailureIsNotUnreachable(t *testing.T) {
 	srv, _ := fakeHost(t)
-	_, err := remote.Dial(testContext(t), remote.Config{Addr: srv.Addr(), User: "ubuntu", Password: remote.NewSecret("Wrong-Pass-77"), HostKey: pinned(t, srv), WaitTimeout: 300 * time.Millisecond, Logger: suite.logs.logger()})
+	_, err := remote.Dial(testContext(t), remote.Config{Addr: srv.Addr(), User: "ubuntu", Password: remote.NewSecret("Wrong-Pass-77"), HostKey: srv.HostKeyPolicy(), WaitTimeout: 300 * time.Millisecond, Logger: suite.logs.logger()})
 	var ae *remote.AuthError
 	if !errors.As(err, &ae) || ae.User != "ubuntu" {
 		t.Fatalf("err = %v, want an AuthError of ubuntu", err)
@@ -572,7 +598,7 @@ func TestAuthFailureIsNotUnreachable(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there any more: connection refused
-	_, err = remote.Dial(testContext(t), remote.Config{Addr: addr, User: "ubuntu", Password: remote.NewSecret(ubuntuPassword), HostKey: pinned(t, srv), WaitTimeout: 300 * time.Millisecond, Logger: suite.logs.logger()})
+	_, err = remote.Dial(testContext(t), remote.Config{Addr: addr, User: "ubuntu", Password: remote.NewSecret(ubuntuPassword), HostKey: srv.HostKeyPolicy(), WaitTimeout: 300 * time.Millisecond, Logger: suite.logs.logger()})
 	if !remote.IsUnreachable(err) {
 		t.Errorf("a refused connection: IsUnreachable(%v) = false", err)
 	}

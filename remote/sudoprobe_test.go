@@ -17,7 +17,7 @@ func TestAFailedSudoProbeLeaksNoPassword(t *testing.T) {
 	const password = "Deploy-Pa55-w0rd"
 	srv := sshtest.Start(t, sshtest.Config{Users: []sshtest.User{{Name: "deploy", Password: password, Sudo: sshtest.SudoNoPassword}}})
 	srv.FailProgram("sudo", 1, 1, "sudo: unable to resolve host vm-1: Temporary failure in name resolution\n")
-	h := dial(t, remote.Config{Addr: srv.Addr(), User: "deploy", Password: remote.NewSecret(password), HostKey: pinned(t, srv)})
+	h := dial(t, remote.Config{Addr: srv.Addr(), User: "deploy", Password: remote.NewSecret(password), HostKey: srv.HostKeyPolicy()})
 	out, err := h.Run(testContext(t), remote.Cmd{Args: []string{"cat"}, Sudo: true, Stdin: strings.NewReader("payload\n")})
 	if err != nil {
 		t.Fatal(err)

@@ -7,8 +7,6 @@ import (
 	"log"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
@@ -49,11 +47,7 @@ func ExampleSetHostsBlock() {
 	if err := srv.FS().WriteFile("/etc/hosts", []byte("127.0.0.1\tlocalhost\n"), 0o644); err != nil {
 		log.Fatal(err)
 	}
-	policy, err := remote.PinnedHostKey(string(ssh.MarshalAuthorizedKey(srv.HostKey())))
-	if err != nil {
-		log.Fatal(err)
-	}
-	h, err := remote.NewSSHHost(remote.Config{Addr: srv.Addr(), User: "root", Password: remote.NewSecret("pw"), HostKey: policy})
+	h, err := remote.NewSSHHost(remote.Config{Addr: srv.Addr(), User: "root", Password: remote.NewSecret("pw"), HostKey: srv.HostKeyPolicy()})
 	if err != nil {
 		log.Fatal(err)
 	}

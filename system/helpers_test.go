@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -34,11 +32,7 @@ func newVM(t *testing.T, opts ubuntu.Options) *vm {
 		Users:    []sshtest.User{{Name: "ubuntu", Password: "ubuntu-pw", Sudo: sshtest.SudoNoPassword}},
 	})
 	m := ubuntu.Install(srv, opts)
-	policy, err := remote.PinnedHostKey(string(ssh.MarshalAuthorizedKey(srv.HostKey())))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := remote.NewSSHHost(remote.Config{Addr: srv.Addr(), User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: policy})
+	h, err := remote.NewSSHHost(remote.Config{Addr: srv.Addr(), User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: srv.HostKeyPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -29,11 +27,7 @@ func runtimeNode(t *testing.T, path ubuntu.LoginPath, containerd2 bool, pkgs ...
 		containers.AddContainerd2(cat)
 	}
 	ubuntu.Install(srv, ubuntu.Options{Catalog: cat, Packages: pkgs, UpdatedLists: true, LoginPath: path})
-	policy, err := remote.PinnedHostKey(string(ssh.MarshalAuthorizedKey(srv.HostKey())))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := remote.NewSSHHost(remote.Config{Addr: srv.Addr(), Name: "node", User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: policy})
+	h, err := remote.NewSSHHost(remote.Config{Addr: srv.Addr(), Name: "node", User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: srv.HostKeyPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}

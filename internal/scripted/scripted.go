@@ -29,7 +29,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -94,11 +93,7 @@ func New(t *testing.T, name string, programs ...string) *Host {
 		Hostname: name,
 		Users:    []sshtest.User{{Name: "ubuntu", Password: "ubuntu-pw", Sudo: sshtest.SudoNoPassword}},
 	})
-	policy, err := remote.PinnedHostKey(string(ssh.MarshalAuthorizedKey(srv.HostKey())))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := remote.NewSSHHost(remote.Config{Name: name, Addr: srv.Addr(), User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: policy})
+	h, err := remote.NewSSHHost(remote.Config{Name: name, Addr: srv.Addr(), User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: srv.HostKeyPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,21 @@
 // A [Server] is a real SSH server (golang.org/x/crypto/ssh through
 // github.com/gliderlabs/ssh) listening on loopback, with password,
 // keyboard-interactive and public-key authentication, so the code under
-// test dials it with its real SSH client. What runs behind it is
-// simulated:
+// test dials it with its real SSH client. A test hands that client what
+// it needs, as httptest hands out a server's URL and client:
+//
+//	srv := sshtest.Start(t, sshtest.Config{Users: []sshtest.User{{Name: "ubuntu", Password: "pw", Sudo: sshtest.SudoNoPassword}}})
+//	h, err := srv.Dial(ctx, "ubuntu") // a connected *remote.SSHHost, the host key pinned
+//
+// [Server.RemoteConfig] is the [remote.Config] behind it (address, the
+// user's login, [Server.HostKeyPolicy]), for a test that sets more;
+// a [Router] maps the addresses a VIM reports ("10.0.0.5") to servers
+// ([Router.Dial] goes into [remote.Config.Dial], [Router.DialHost] into
+// plumbing.Config.Dial), so a driver reaches each fake VM at its address. No test needs golang.org/x/crypto/ssh for
+// that. (A step's unit test that needs no shell at all can use the
+// in-memory host of package remote/remotetest instead.)
+//
+// What runs behind the server is simulated:
 //
 //   - Exec requests are interpreted, as the user's login shell would run
 //     them (`bash -c COMMAND`), by the bash interpreter of mvdan.cc/sh/v3:

@@ -2,30 +2,14 @@ package sshtest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"strings"
 
+	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/remote/sshtest"
-	"golang.org/x/crypto/ssh"
 )
-
-// run executes one command over SSH and returns its combined output and
-// exit status.
-func run(client *ssh.Client, command string) (string, int) {
-	sess, err := client.NewSession()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer sess.Close()
-	out, err := sess.CombinedOutput(command)
-	if exit, ok := err.(*ssh.ExitError); ok {
-		return string(out), exit.ExitStatus()
-	} else if err != nil {
-		log.Fatal(err)
-	}
-	return string(out), 0
-}
 
 // Start a fake host, install a fake program and call it over SSH. In a test,
 // sshtest.Start(t, cfg) does the same and closes the server when the test
@@ -49,19 +33,21 @@ func ExampleNewServer() {
 		return 0
 	})
 
-	client, err := ssh.Dial("tcp", srv.Addr(), &ssh.ClientConfig{
-		User:            "ubuntu",
-		Auth:            []ssh.AuthMethod{ssh.Password("s3cret")},
-		HostKeyCallback: ssh.FixedHostKey(srv.HostKey()),
-	})
+	// The client: package remote, with the server's address, the user's
+	// login and its host key pinned.
+	ctx := context.Background()
+	host, err := srv.Dial(ctx, "ubuntu")
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer client.Close()
+	defer host.Close()
 
-	out, code := run(client, "hostname; command -v kubectl; sudo kubectl get nodes -o name")
-	fmt.Print(out)
-	fmt.Println("exit", code)
+	out, err := host.Run(ctx, remote.Command("sh", "-c", "hostname; command -v kubectl; sudo kubectl get nodes -o name"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(string(out.Stdout))
+	fmt.Println("exit", out.ExitCode)
 	for _, c := range srv.CallsTo("kubectl") {
 		fmt.Println(c.User, c.Args, c.Exit)
 	}
@@ -86,19 +72,21 @@ func ExampleServer_FS() {
 		log.Fatal(err)
 	}
 
-	client, err := ssh.Dial("tcp", srv.Addr(), &ssh.ClientConfig{
-		User: "root", Auth: []ssh.AuthMethod{ssh.Password("pw")}, HostKeyCallback: ssh.FixedHostKey(srv.HostKey()),
-	})
+	ctx := context.Background()
+	host, err := srv.Dial(ctx, "root")
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer client.Close()
-	out, _ := run(client, `set -e
+	defer host.Close()
+	out, err := host.Run(ctx, remote.Command("sh", "-c", `set -e
 install -d -m 0755 /etc/containerd/certs.d/registry:5000
 printf '%s\n' 'server = "https://registry:5000"' > /etc/containerd/certs.d/registry:5000/hosts.toml
 chown 1000:1000 /etc/containerd/certs.d/registry:5000/hosts.toml
-cat /etc/containerd/config.toml`)
-	fmt.Print(out)
+cat /etc/containerd/config.toml`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(string(out.Stdout))
 
 	data, _ := fs.ReadFile("/etc/containerd/certs.d/registry:5000/hosts.toml")
 	fi, _ := fs.Stat("/etc/containerd/certs.d/registry:5000/hosts.toml")
@@ -123,16 +111,20 @@ func ExampleServer_FailProgram() {
 	})
 	srv.FailProgram("apt-get", 1, 100, "E: Could not get lock /var/lib/dpkg/lock-frontend\n")
 
-	client, err := ssh.Dial("tcp", srv.Addr(), &ssh.ClientConfig{
-		User: "root", Auth: []ssh.AuthMethod{ssh.Password("pw")}, HostKeyCallback: ssh.FixedHostKey(srv.HostKey()),
-	})
+	ctx := context.Background()
+	host, err := srv.Dial(ctx, "root")
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer client.Close()
+	defer host.Close()
 	for range 2 {
-		out, code := run(client, "apt-get install -y nfs-common")
-		fmt.Printf("%d: %s", code, out)
+		out, err := host.Run(ctx, remote.Command("apt-get", "install", "-y", "nfs-common"))
+		var ce *remote.CommandError
+		if errors.As(err, &ce) {
+			fmt.Printf("%d: %s", ce.ExitCode, ce.Stderr)
+			continue
+		}
+		fmt.Printf("%d: %s", out.ExitCode, out.Stdout)
 	}
 	for _, e := range srv.Transcript() {
 		fmt.Printf("%s ran %q: %d\n", e.User, e.Command, e.Exit)
@@ -142,4 +134,43 @@ func ExampleServer_FailProgram() {
 	// 0: nfs-common is already the newest version
 	// root ran "apt-get install -y nfs-common": 100
 	// root ran "apt-get install -y nfs-common": 0
+}
+
+// Route the addresses a VIM reports to fake hosts, so that code dialing
+// "10.0.0.5" reaches one: Router.DialHost is what plumbing.Config.Dial
+// takes; Router.Dial and Router.HostKeyPolicy go into a remote.Config.
+func ExampleRouter() {
+	var vms []*sshtest.Server
+	router := sshtest.NewRouter()
+	for i, ip := range []string{"10.0.0.5", "10.0.0.6"} {
+		vm, err := sshtest.NewServer(sshtest.Config{
+			Hostname: fmt.Sprintf("worker-%d", i+1),
+			Users:    []sshtest.User{{Name: "ubuntu", Password: "s3cret"}},
+		})
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer vm.Close()
+		router.Add(ip, vm)
+		vms = append(vms, vm)
+	}
+
+	ctx := context.Background()
+	for _, ip := range []string{"10.0.0.6", "10.0.0.5"} {
+		host, err := router.DialHost(ctx, remote.Config{Addr: ip, User: "ubuntu", Password: remote.NewSecret("s3cret")})
+		if err != nil {
+			log.Fatal(err)
+		}
+		out, err := host.Run(ctx, remote.Command("hostname"))
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(host.Addr(), "is", out.String())
+		host.Close()
+	}
+	fmt.Println(len(vms[0].Transcript()), len(vms[1].Transcript()))
+	// Output:
+	// 10.0.0.6:22 is worker-2
+	// 10.0.0.5:22 is worker-1
+	// 1 1
 }

@@ -110,8 +110,11 @@ func (p *Process) As(user string) (*Process, error) {
 
 // ErrMessage renders a filesystem error the way coreutils print it, without
 // the operation and path: "No such file or directory", "Permission
-// denied", ...
+// denied", ...; "" for a nil error.
 func ErrMessage(err error) string {
+	if err == nil {
+		return ""
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err

@@ -55,6 +55,8 @@ func TestProcessAPI(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", &fs.PathError{Op: "open", Path: "/x", Err: syscall.EACCES}), "Permission denied"},
 		{syscall.ENOTEMPTY, "Directory not empty"},
 		{errors.New("custom"), "Custom"},
+		{nil, ""},
+		{&fs.PathError{Op: "open", Path: "/x", Err: errors.New("")}, ""},
 	} {
 		if got := ErrMessage(tc.err); got != tc.want {
 			t.Errorf("ErrMessage(%v) = %q, want %q", tc.err, got, tc.want)

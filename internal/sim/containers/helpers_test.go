@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
 	"github.com/mgmtkit/mgmtkit/remote"
@@ -60,11 +58,7 @@ func (w *world) node(hostname, ip string, pkgs ...string) *node {
 	}
 	m := ubuntu.Install(srv, ubuntu.Options{Catalog: cat, Packages: pkgs, UpdatedLists: true})
 	w.net.AddMachine(ip, m)
-	policy, err := remote.PinnedHostKey(string(ssh.MarshalAuthorizedKey(srv.HostKey())))
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	h, err := remote.NewSSHHost(remote.Config{Addr: srv.Addr(), Name: hostname, User: "ubuntu", Password: remote.NewSecret(ubuntuPW), HostKey: policy})
+	h, err := remote.NewSSHHost(remote.Config{Addr: srv.Addr(), Name: hostname, User: "ubuntu", Password: remote.NewSecret(ubuntuPW), HostKey: srv.HostKeyPolicy()})
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/mgmtkit/mgmtkit/internal/sim/containers"
 	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
@@ -97,11 +95,7 @@ func (e *env) node(hostname, ip string, o ...nodeOpts) *node {
 	}
 	m := ubuntu.Install(srv, ubuntu.Options{Catalog: cat, Packages: pkgs, UpdatedLists: true, Addresses: addrs})
 	e.net.AddMachine(ip, m)
-	policy, err := remote.PinnedHostKey(string(ssh.MarshalAuthorizedKey(srv.HostKey())))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	h, err := remote.NewSSHHost(remote.Config{Addr: srv.Addr(), Name: hostname, User: "ubuntu", Password: remote.NewSecret(ubuntuPW), HostKey: policy})
+	h, err := remote.NewSSHHost(remote.Config{Addr: srv.Addr(), Name: hostname, User: "ubuntu", Password: remote.NewSecret(ubuntuPW), HostKey: srv.HostKeyPolicy()})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -100,11 +99,8 @@ func newCluster(t *testing.T) *cluster {
 	if err := fs.WriteFile("/etc/kubernetes/admin.conf", []byte(adminConf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	policy, err := remote.PinnedHostKey(string(ssh.MarshalAuthorizedKey(srv.HostKey())))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.h, err = remote.NewSSHHost(remote.Config{Addr: srv.Addr(), Name: "master-10-0-0-5", User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: policy})
+	var err error
+	c.h, err = remote.NewSSHHost(remote.Config{Addr: srv.Addr(), Name: "master-10-0-0-5", User: "ubuntu", Password: remote.NewSecret("ubuntu-pw"), HostKey: srv.HostKeyPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}

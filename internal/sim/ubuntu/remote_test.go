@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mgmtkit/mgmtkit/remote"
-	"golang.org/x/crypto/ssh"
 )
 
 // The SDK's own SSH client drives the machine as steps will: sudo -n for
@@ -17,11 +16,7 @@ func TestThroughRemoteHost(t *testing.T) {
 	v := newVM(t, Options{UpdatedLists: true})
 	d := NewDisk(2 << 30)
 	v.AttachDisk("/dev/vdb", d)
-	policy, err := remote.PinnedHostKey(string(ssh.MarshalAuthorizedKey(v.Server().HostKey())))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := remote.NewSSHHost(remote.Config{Addr: v.Server().Addr(), User: "ubuntu", Password: remote.NewSecret(ubuntuPW), HostKey: policy})
+	h, err := remote.NewSSHHost(remote.Config{Addr: v.Server().Addr(), User: "ubuntu", Password: remote.NewSecret(ubuntuPW), HostKey: v.Server().HostKeyPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}
