@@ -36,22 +36,19 @@ func ExampleNewVM() {
 	u := vm.Unit("acme-agent")
 	fmt.Println("installed", vm.Version("acme-agent"), "- running:", u.Active, "- starts:", u.Starts)
 
-	res, err := system.ConfigureUnit(ctx, h, system.UnitOptions{
+	configure := system.UnitOptions{
 		Unit:              "acme-agent",
 		Inputs:            map[string]string{"/etc/acme/agent.yaml": "server: 10.0.0.1\n"},
 		InputsNeedRestart: true,
-	})
+	}
+	res, err := system.ConfigureUnit(ctx, h, configure)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u = vm.Unit("acme-agent")
 	fmt.Println("configured:", res.Changed, "- running:", u.Active, "- starts:", u.Starts)
 
-	res, err = system.ConfigureUnit(ctx, h, system.UnitOptions{
-		Unit:              "acme-agent",
-		Inputs:            map[string]string{"/etc/acme/agent.yaml": "server: 10.0.0.1\n"},
-		InputsNeedRestart: true,
-	})
+	res, err = system.ConfigureUnit(ctx, h, configure)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/mgmtkit/mgmtkit/heat"
@@ -179,21 +180,7 @@ func (v *VNF) ScaleOut(ctx context.Context, d lcm.Driver, aspect string, n int) 
 	if err != nil {
 		return Outcome{}, err
 	}
-	before := v.Instance()
-	var out Outcome
-	out.Start, err = lcm.Invoke(ctx, d, lcm.ScaleStart, &lcm.ScaleOp{Instance: before, Request: req, Package: v.c.pkg})
-	v.record(out.Start)
-	if err != nil {
-		return out, err
-	}
-	added, err := v.sim.ScaleOut(aspect, n)
-	out.VMs = v.c.vmsOf(added)
-	if err != nil {
-		return out, fmt.Errorf("cloudtest: Heat's scale-out of %s: %w", aspect, err)
-	}
-	out.End, err = lcm.Invoke(ctx, d, lcm.ScaleEnd, &lcm.ScaleOp{Instance: before, Request: req, Package: v.c.pkg})
-	v.record(out.End)
-	return out, err
+	return v.scale(ctx, d, req, func() ([]*sim.Host, error) { return v.sim.ScaleOut(aspect, n) })
 }
 
 // ScaleIn scales the group aspect in by n steps, as the VNFM does: the
@@ -228,19 +215,27 @@ func (v *VNF) ScaleIn(ctx context.Context, d lcm.Driver, aspect string, n int) (
 	for i, n := range victims {
 		names[i] = n.Resource
 	}
-	before := v.Instance()
+	return v.scale(ctx, d, req, func() ([]*sim.Host, error) { return v.sim.ScaleIn(aspect, names...) })
+}
+
+// scale runs scale_start, Heat's part of the scale (heat, which returns
+// the VMs it added or removed) and scale_end, both hooks given the
+// instance as it was before the scale.
+func (v *VNF) scale(ctx context.Context, d lcm.Driver, req *lcm.ScaleVnfRequest, heat func() ([]*sim.Host, error)) (Outcome, error) {
+	op := &lcm.ScaleOp{Instance: v.Instance(), Request: req, Package: v.c.pkg}
 	var out Outcome
-	out.Start, err = lcm.Invoke(ctx, d, lcm.ScaleStart, &lcm.ScaleOp{Instance: before, Request: req, Package: v.c.pkg})
+	var err error
+	out.Start, err = lcm.Invoke(ctx, d, lcm.ScaleStart, op)
 	v.record(out.Start)
 	if err != nil {
 		return out, err
 	}
-	removed, err := v.sim.ScaleIn(aspect, names...)
-	out.VMs = v.c.vmsOf(removed)
+	changed, err := heat()
+	out.VMs = v.c.vmsOf(changed)
 	if err != nil {
-		return out, fmt.Errorf("cloudtest: Heat's scale-in of %s: %w", aspect, err)
+		return out, fmt.Errorf("cloudtest: Heat's %s of %s: %w", strings.ToLower(strings.ReplaceAll(string(req.Type), "_", "-")), req.AspectID, err)
 	}
-	out.End, err = lcm.Invoke(ctx, d, lcm.ScaleEnd, &lcm.ScaleOp{Instance: before, Request: req, Package: v.c.pkg})
+	out.End, err = lcm.Invoke(ctx, d, lcm.ScaleEnd, op)
 	v.record(out.End)
 	return out, err
 }
