@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+
+	"github.com/mgmtkit/mgmtkit/remote"
 )
 
 // Hook names a point in a VNF lifecycle operation at which the VNFM calls
@@ -173,6 +175,47 @@ func Invoke(ctx context.Context, d Driver, hook Hook, op any) (res *HookResult, 
 	return res, err
 }
 
+// Plan runs hook of d as a dry run and returns what it would change, per
+// step and host, without changing anything: [Invoke] under
+// [remote.WithDryRun]. The hosts run only the commands marked
+// [remote.Cmd.ReadOnly] and withhold every other command and every write
+// that would change a file (see package remote). The result has Plan
+// set, and each step's result on each host is one of:
+//
+//   - unchanged: the step's reads found its host as it wants it; a real
+//     run now would change nothing there either;
+//   - would change ([Result.Withheld] set, Changed set): the step met a
+//     change and stopped before it; Withheld names that first change (a
+//     command's argv or the files), not the ones after it, which depend
+//     on it;
+//   - undetermined ([Result.Undetermined]): the step failed, or would
+//     have waited (a poll or wait returns at once in a plan once a change
+//     was withheld), after an earlier change of the hook was withheld, so
+//     what it met may be only that change's absence: a node that cannot
+//     join a control plane that was never initialised. A real run would
+//     run it after those changes; the plan cannot tell what it would do.
+//
+// The hook goes on after each of these, as the real run would after the
+// change. A failure before any change was withheld (a parameter, a
+// preflight check, an unreachable host) ends the plan with that error,
+// as it would end the real run.
+//
+// What a plan is not: it is not a promise. It judges the hosts as they
+// are when it runs, one step's first change at a time; what a step would
+// do after its first change, and what steps after a withheld change
+// would find, are beyond it. A hook that changes a host outside any step
+// ends the plan with that change's [*remote.WithheldError]. Hosts a
+// driver dials itself must honour the dry run: [remote.SSHHost] does, and
+// [remote.GuardDryRun] makes any other Host do so (package plumbing
+// guards the hosts its Config.Dial returns).
+func Plan(ctx context.Context, d Driver, hook Hook, op any) (*HookResult, error) {
+	res, err := Invoke(remote.WithDryRun(ctx), d, hook, op)
+	if res != nil {
+		res.Plan = true
+	}
+	return res, err
+}
+
 // bind selects d's method for hook and checks op's type against it.
 func bind(d Driver, hook Hook, op any) (func(context.Context) (*HookResult, error), error) {
 	switch hook {
@@ -242,6 +285,12 @@ type HookResult struct {
 	// RemoveVimConnections are IDs of VIM connections the VNFM must remove
 	// from the instance's vimConnectionInfo (terminate, entire heal).
 	RemoveVimConnections []string
+	// Plan says the result is a plan's ([Plan]): nothing was changed, a
+	// Changed step is one that would change its host (its
+	// [Result.Withheld] says how, first), and the VIM connections are
+	// those the hook would report, if any it could tell without the
+	// changes.
+	Plan bool
 }
 
 // StepResults are the per-host results of one step of a hook.
