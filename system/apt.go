@@ -190,7 +190,7 @@ func installed(ctx context.Context, h remote.Host, specs []pkgSpec) (map[string]
 	}
 	// dpkg-query exits 1 when a name matches no package it knows
 	// (dpkg-query(1), EXIT STATUS).
-	out, err := h.Run(ctx, remote.Cmd{Args: args, OKExit: []int{1}, Idempotent: true, Brief: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: args, OKExit: []int{1}, Idempotent: true, Brief: true, ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
