@@ -217,6 +217,9 @@ func installed(ctx context.Context, h remote.Host, specs []pkgSpec) (map[string]
 // that version) and stays held. Holds of other unpinned packages are left as
 // they are.
 //
+// In a plan (remote.WithDryRun) the change withheld is the install,
+// which names the packages, not the update before it.
+//
 // Failures while the dpkg or apt lock is held are retried until
 // opts.LockTimeout (see [PackagesOptions]); every other failure returns at
 // once, as a [*remote.CommandError] with apt's stderr tail.
@@ -248,7 +251,9 @@ func InstallPackages(ctx context.Context, h remote.Host, opts PackagesOptions) (
 	}
 	var did []string
 	if len(install) > 0 {
-		if !opts.SkipUpdate {
+		// A plan withholds the install, which names the packages, rather
+		// than the update that would come first.
+		if !opts.SkipUpdate && !remote.IsDryRun(ctx) {
 			if err := a.run(ctx, "update", []string{"-q"}); err != nil {
 				return lcm.Unchanged, err
 			}
