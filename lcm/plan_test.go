@@ -149,3 +149,59 @@ func TestPlanOfDoAndContextEnd(t *testing.T) {
 		t.Errorf("And: %+v", got)
 	}
 }
+
+// bodyDriver changes a host, or reads what the change would have made,
+// between its steps, as a hook's own code may.
+type bodyDriver struct {
+	lcm.NopDriver
+	m          *machine
+	changeBody bool
+}
+
+func (d *bodyDriver) InstantiateEnd(ctx context.Context, _ *lcm.InstantiateOp) (*lcm.HookResult, error) {
+	h := remote.GuardDryRun(d.m)
+	res := &lcm.HookResult{AddVimConnections: []lcm.VimConnectionInfo{{ID: "half-made"}}}
+	rs, err := lcm.OnHosts(ctx, "install", []*machine{d.m}, func(ctx context.Context, m *machine) (lcm.Result, error) {
+		_, err := h.Run(ctx, remote.Cmd{Args: []string{"apt-get", "install", "app"}, Sudo: true})
+		return lcm.Changed("installed"), err
+	})
+	res.Add("install", rs)
+	if err != nil {
+		return res, err
+	}
+	if d.changeBody {
+		_, err = h.Run(ctx, remote.Cmd{Args: []string{"app", "init"}})
+	} else {
+		err = errors.New("app --version: not found")
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Add("never", lcm.Results{{Host: d.m.name}})
+	return res, nil
+}
+
+func TestPlanEndsWhereTheHookStopsBetweenSteps(t *testing.T) {
+	for _, change := range []bool{false, true} {
+		d := &bodyDriver{m: &machine{name: "node0"}, changeBody: change}
+		res, err := lcm.Plan(context.Background(), d, lcm.InstantiateEnd, &lcm.InstantiateOp{Instance: &lcm.VnfInstance{}})
+		if err != nil || len(res.Steps) != 2 || res.Steps[1].Step != lcm.StepPlanEnd || len(res.AddVimConnections) != 0 {
+			t.Fatalf("change %v: %+v, %v", change, res, err)
+		}
+		end := res.Steps[1].Hosts[0]
+		switch {
+		case change && (end.Host != "node0" || end.Result.Withheld == nil || strings.Join(end.Result.Withheld.Args, " ") != "app init"):
+			t.Errorf("a change between steps: %+v", end)
+		case !change && (end.Host != "hook" || !end.Result.Undetermined || !strings.Contains(end.Result.Detail, "app --version: not found")):
+			t.Errorf("a read between steps: %+v", end)
+		}
+		if len(d.m.ran) != 0 {
+			t.Errorf("the plan ran %q", d.m.ran)
+		}
+	}
+	// The real run fails where the read did.
+	d := &bodyDriver{m: &machine{name: "node0"}}
+	if _, err := lcm.Invoke(context.Background(), d, lcm.InstantiateEnd, &lcm.InstantiateOp{Instance: &lcm.VnfInstance{}}); err == nil {
+		t.Error("the real run did not fail")
+	}
+}

@@ -84,27 +84,40 @@ var ErrWithheld = errors.New("withheld by a dry run")
 type WithheldError struct {
 	// Host is the name of the host the change was withheld on.
 	Host string
-	// Args is the command's argv when a command was withheld, its
-	// passwords scrubbed; nil otherwise. Sudo says it would have run as
-	// root.
+	// Args is the command's argv when a command was withheld, nil
+	// otherwise: as the command gives it, which by the contract of
+	// [Cmd] holds no secret. Sudo says it would have run as root.
 	Args []string
 	Sudo bool
 	// Write lists the files that would have been written (content, mode
 	// or owner), Remove those (and the emptied directories) that would
 	// have been removed.
 	Write, Remove []string
+
+	// line is the command as What shows it: quoted, a script as its
+	// name and arguments, and scrubbed of the host's passwords as every
+	// error of this package is.
+	line string
 }
 
-// What says what was withheld, for a plan's result: `run "argv..."`,
-// "write PATH, PATH" or "remove PATH".
+// What says what was withheld, for a plan's result: `run "argv..."`
+// (a `sh -c SCRIPT NAME ARGS...` as `run script "NAME ARGS..."`), "write
+// PATH, PATH" or "remove PATH".
 func (e *WithheldError) What() string {
 	var parts []string
 	if len(e.Args) > 0 {
-		line := Quote(e.Args...)
+		line := e.line
+		if line == "" {
+			line = commandShown(e.Args, nil)
+		}
 		if e.Sudo {
 			line = "sudo " + line
 		}
-		parts = append(parts, "run "+strconv.Quote(shorten(line, 200)))
+		what := "run "
+		if isScript(e.Args) {
+			what = "run script "
+		}
+		parts = append(parts, what+strconv.Quote(shorten(line, 200)))
 	}
 	if len(e.Write) > 0 {
 		parts = append(parts, "write "+strings.Join(e.Write, ", "))
@@ -131,16 +144,28 @@ func withhold(ctx context.Context, e *WithheldError) error {
 	return e
 }
 
-// withheldCmd is the WithheldError of c on host, its argv scrubbed with
-// red (nil: as it is).
+// withheldCmd is the WithheldError of c on host, shown scrubbed by
+// scrub (nil: as it is).
 func withheldCmd(host string, c Cmd, scrub func(string) string) *WithheldError {
-	args := append([]string(nil), c.Args...)
-	if scrub != nil {
-		for i := range args {
-			args[i] = scrub(args[i])
-		}
+	return &WithheldError{Host: host, Args: append([]string(nil), c.Args...), Sudo: c.Sudo, line: commandShown(c.Args, scrub)}
+}
+
+// isScript reports whether args is `sh -c SCRIPT NAME ...` (or bash's).
+func isScript(args []string) bool {
+	return len(args) >= 4 && (args[0] == "sh" || args[0] == "bash") && args[1] == "-c"
+}
+
+// commandShown is args quoted as a plan shows them: a script by its name
+// and arguments, not its text; scrubbed by scrub unless it is nil.
+func commandShown(args []string, scrub func(string) string) string {
+	if isScript(args) {
+		args = args[3:]
 	}
-	return &WithheldError{Host: host, Args: args, Sudo: c.Sudo}
+	line := Quote(args...)
+	if scrub != nil {
+		line = scrub(line)
+	}
+	return line
 }
 
 // GuardDryRun returns h made safe for a dry run: under a [WithDryRun]

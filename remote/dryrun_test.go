@@ -102,10 +102,15 @@ func TestDryRunRunsOnlyReadOnlyCommands(t *testing.T) {
 	// dry run must not spread) is withheld with the password scrubbed.
 	_, err = h.Run(dry, remote.Cmd{Args: []string{"touch", "/etc/made " + ubuntuPassword}, Sudo: true})
 	we := withheld(t, err)
-	if we.Host != h.Name() || !we.Sudo || len(we.Args) != 2 || we.Args[0] != "touch" || strings.Contains(we.Args[1], ubuntuPassword) {
+	if we.Host != h.Name() || !we.Sudo || len(we.Args) != 2 || we.Args[0] != "touch" || we.Args[1] != "/etc/made "+ubuntuPassword {
 		t.Errorf("withheld %+v", we)
 	}
-	assertNoSecrets(t, "the withheld error", err.Error(), ubuntuPassword)
+	assertNoSecrets(t, "the withheld error", err.Error()+we.What(), ubuntuPassword)
+	// A script shows as its name and arguments.
+	_, err = h.Run(dry, remote.Cmd{Args: []string{"sh", "-c", "echo long script text", "my-script", "arg 1"}})
+	if what := withheld(t, err).What(); what != `run script "my-script 'arg 1'"` {
+		t.Errorf("script withheld as %s", what)
+	}
 	if !strings.Contains(err.Error(), "dry run: would run") || !remote.AnyWithheld(dry) {
 		t.Errorf("error %q, AnyWithheld %v", err, remote.AnyWithheld(dry))
 	}

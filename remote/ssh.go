@@ -525,7 +525,7 @@ func (h *SSHHost) Run(ctx context.Context, c Cmd) (Output, error) {
 			red = red.With(s.Reveal())
 		}
 		e := withheldCmd(h.name, c, red.String)
-		h.log.Info("dry run: command withheld", "cmd", Quote(e.Args...))
+		h.log.Info("dry run: command withheld", "cmd", e.line)
 		return Output{ExitCode: -1}, withhold(ctx, e)
 	}
 	mode := sudoRoot
