@@ -44,7 +44,9 @@ func TestStepsInAPlan(t *testing.T) {
 	if we, cmds := step(func(ctx context.Context, h remote.Host) (lcm.Result, error) { return system.SetHostname(ctx, h, name) }); we != nil || len(cmds) != 1 {
 		t.Errorf("SetHostname to its name: withheld %+v after %q", we, cmds)
 	}
-	we, _ = step(func(ctx context.Context, h remote.Host) (lcm.Result, error) { return system.SetHostname(ctx, h, "other-name") })
+	we, _ = step(func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+		return system.SetHostname(ctx, h, "other-name")
+	})
 	if we == nil || !strings.Contains(we.What(), "mgmtkit-hostname other-name") || v.Hostname() != name {
 		t.Errorf("SetHostname to another name: withheld %+v, host name %q", we, v.Hostname())
 	}
