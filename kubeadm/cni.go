@@ -325,7 +325,8 @@ func FetchManifest(ctx context.Context, h remote.Host, rawURL string, proxy *sys
 		return nil, err
 	}
 	var stdin string
-	cmd := remote.Cmd{Args: []string{"sh", "-c", fetchScript, "mgmtkit-fetch", rawURL}, Idempotent: true}
+	// A download to standard output: nothing on the host changes.
+	cmd := remote.Cmd{Args: []string{"sh", "-c", fetchScript, "mgmtkit-fetch", rawURL}, Idempotent: true, ReadOnly: true}
 	if proxy != nil {
 		p := proxy.HTTPProxy
 		if strings.HasPrefix(rawURL, "https:") && !proxy.HTTPSProxy.IsZero() || p.IsZero() {

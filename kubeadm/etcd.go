@@ -42,10 +42,11 @@ var etcdctlFlags = []string{
 func etcdPod(via string) string { return "etcd-" + via }
 
 // etcdctl runs etcdctl with args in the etcd static pod of the
-// control-plane node via ([kubeapi.Kubectl.Exec]).
-func etcdctl(ctx context.Context, k kubeapi.Kubectl, via string, idempotent bool, args ...string) (remote.Output, error) {
+// control-plane node via ([kubeapi.Kubectl.Exec]). A read (readOnly)
+// changes nothing and may run twice.
+func etcdctl(ctx context.Context, k kubeapi.Kubectl, via string, readOnly bool, args ...string) (remote.Output, error) {
 	argv := append(append([]string{"etcdctl"}, etcdctlFlags...), args...)
-	return k.Exec(ctx, "kube-system", etcdPod(via), argv, kubeapi.ExecOptions{Idempotent: idempotent})
+	return k.Exec(ctx, "kube-system", etcdPod(via), argv, kubeapi.ExecOptions{Idempotent: readOnly, ReadOnly: readOnly})
 }
 
 // memberListJSON is `etcdctl member list -w json`'s output: the

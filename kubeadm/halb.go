@@ -324,7 +324,7 @@ func interfaceFor(ctx context.Context, h remote.Host, vip netip.Prefix, node net
 	if vip.Addr().Is6() {
 		family = "-6"
 	}
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"ip", "-o", family, "addr", "show"}, Idempotent: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"ip", "-o", family, "addr", "show"}, Idempotent: true, ReadOnly: true})
 	if err != nil {
 		return "", vip, err
 	}

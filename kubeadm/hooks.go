@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -484,43 +486,79 @@ func (r *run) initOptions(n lcm.Node) InitOptions {
 // kubeadm requires), then the workers in parallel; every node of nodes is
 // waited for until Ready, and then handed to the node builder's joined.
 // A join token (and, for masters, an upload of the control-plane
-// certificates) is created only when a node needs it.
+// certificates) is created only when a node needs it, by the first join
+// step that does, once for all the nodes of its kind. The members are
+// read, and the tokens made, inside the join steps, so that a failure of
+// either is the step's, and a plan sees each step (see lcm.Plan).
 func (r *run) join(ctx context.Context, k kubeapi.Kubectl, cp lcm.Node, nodes []lcm.Node) (err error) {
-	registered, err := k.Nodes(ctx)
-	if err != nil {
-		return err
-	}
-	member := func(n lcm.Node) bool {
-		name := NodeName(n.Role, n.NICAddress)
-		return slices.ContainsFunc(registered, func(o corev1.Node) bool { return o.Name == name })
-	}
 	cpHost, err := r.Session().Host(ctx, cp)
 	if err != nil {
 		return err
+	}
+	// member reports whether n is a member: of the nodes registered when
+	// the first join step asked (read once; a failed read is tried again
+	// by the next step).
+	var memberMu sync.Mutex
+	var registered []corev1.Node
+	read := false
+	member := func(ctx context.Context, n lcm.Node) (bool, error) {
+		memberMu.Lock()
+		defer memberMu.Unlock()
+		if !read {
+			ns, err := k.Nodes(ctx)
+			if err != nil {
+				return false, err
+			}
+			registered, read = ns, true
+		}
+		name := NodeName(n.Role, n.NICAddress)
+		return slices.ContainsFunc(registered, func(o corev1.Node) bool { return o.Name == name }), nil
 	}
 	endpoint := r.topo.Endpoint()
 	wait := r.hooks.ReadyTimeout
 	if wait <= 0 {
 		wait = DefaultReadyTimeout
 	}
-	// info returns join information, created at most once per kind.
+	// info returns join information, created at most once per kind (the
+	// workers wait for the first of them to make it, and share it); a
+	// failure is every node's of that kind.
+	var infoMu sync.Mutex
 	infos := map[bool]*JoinInfo{}
+	infoErrs := map[bool]error{}
 	info := func(ctx context.Context, controlPlane bool) (JoinInfo, error) {
+		infoMu.Lock()
+		defer infoMu.Unlock()
 		if i := infos[controlPlane]; i != nil {
 			return *i, nil
 		}
+		if err := infoErrs[controlPlane]; err != nil {
+			return JoinInfo{}, err
+		}
 		i, err := NewJoinInfo(ctx, cpHost, cp.NICAddress, endpoint, controlPlane)
 		if err != nil {
+			infoErrs[controlPlane] = err
 			return JoinInfo{}, err
 		}
 		infos[controlPlane] = &i
 		return i, nil
 	}
+	// planned says a plan stopped a join step after it had withheld a
+	// change: the step may have made tokens for the deletion below.
+	var planned atomic.Bool
 	// The tokens made here, and the control-plane certificates uploaded
 	// for them, are deleted once the joins are over, whether they
 	// succeeded or not: a run again makes fresh ones.
 	defer func() {
+		infoMu.Lock()
+		defer infoMu.Unlock()
 		if len(infos) == 0 {
+			if planned.Load() {
+				// A plan cannot tell which tokens the joins would
+				// have made: the deletion is undetermined.
+				err = errors.Join(err, r.Once(ctx, StepDeleteTokens, cp, func(ctx context.Context) (lcm.Result, error) {
+					return lcm.Unchanged, errors.New("deletes the join tokens that the joins before it make")
+				}))
+			}
 			return
 		}
 		var ids, descs []string
@@ -535,9 +573,18 @@ func (r *run) join(ctx context.Context, k kubeapi.Kubectl, cp lcm.Node, nodes []
 		}))
 	}()
 	joinOne := func(controlPlane bool) plumbing.NodeFunc {
-		return func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
-			res := lcm.Unchanged
-			if !member(n) {
+		return func(ctx context.Context, n lcm.Node, h remote.Host) (res lcm.Result, err error) {
+			defer func() {
+				if err != nil && remote.AnyWithheld(ctx) {
+					planned.Store(true)
+				}
+			}()
+			in, err := member(ctx, n)
+			if err != nil {
+				return lcm.Unchanged, err
+			}
+			res = lcm.Unchanged
+			if !in {
 				ji, err := info(ctx, controlPlane)
 				if err != nil {
 					return lcm.Unchanged, err
@@ -552,16 +599,9 @@ func (r *run) join(ctx context.Context, k kubeapi.Kubectl, cp lcm.Node, nodes []
 	if err := r.OnNodes(ctx, StepJoinControlPlane, lcm.NodesWithRole(nodes, lcm.RoleMaster), joinOne(true), lcm.Limit(1)); err != nil {
 		return err
 	}
-	workers := lcm.NodesWithRole(nodes, lcm.RoleWorker)
-	if slices.ContainsFunc(workers, func(n lcm.Node) bool { return !member(n) }) {
-		// One token for all workers, created before they fan out.
-		if _, err := info(ctx, false); err != nil {
-			return err
-		}
-	}
 	// Best effort: a worker that fails to join does not cut the others'
 	// joins short, which would leave them half-joined.
-	if err := r.OnNodes(ctx, StepJoinWorker, workers, joinOne(false), lcm.WithPolicy(lcm.BestEffort)); err != nil {
+	if err := r.OnNodes(ctx, StepJoinWorker, lcm.NodesWithRole(nodes, lcm.RoleWorker), joinOne(false), lcm.WithPolicy(lcm.BestEffort)); err != nil {
 		return err
 	}
 	if err := r.nodes.joined(ctx, r, nodes); err != nil {

@@ -185,6 +185,7 @@ func existingFiles(ctx context.Context, h remote.Host, files ...string) (map[str
 		Args:       append([]string{"sh", "-c", existsScript, "mgmtkit-exists"}, files...),
 		Sudo:       true,
 		Idempotent: true,
+		ReadOnly:   true,
 	})
 	if err != nil {
 		return nil, err
@@ -251,7 +252,7 @@ func resolveVersion(ctx context.Context, h remote.Host, want Version) (string, e
 
 // kubeadmVersion returns the installed kubeadm's version, "v1.36.2".
 func kubeadmVersion(ctx context.Context, h remote.Host) (string, error) {
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"kubeadm", "version", "-o", "short"}, Idempotent: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"kubeadm", "version", "-o", "short"}, Idempotent: true, ReadOnly: true})
 	if err != nil {
 		return "", fmt.Errorf("kubeadm version: %w", err)
 	}

@@ -65,7 +65,7 @@ const homeScript = `printf '%s\n' "$HOME"`
 // happen must check the result's Changed (or [Joined] beforehand), or it
 // passes vacuously against a node that was never a member.
 func ResetNode(ctx context.Context, h remote.Host) (lcm.Result, error) {
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"sh", "-c", homeScript, "mgmtkit-home"}, Idempotent: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"sh", "-c", homeScript, "mgmtkit-home"}, Idempotent: true, ReadOnly: true})
 	if err != nil {
 		return lcm.Unchanged, stepErr(h, "finding the login user's home", err)
 	}
@@ -75,7 +75,7 @@ func ResetNode(ctx context.Context, h remote.Host) (lcm.Result, error) {
 		cleanup = append(cleanup, path.Join(home, ".kube"))
 	}
 	args := append([]string{"sh", "-c", resetProbeScript, "mgmtkit-reset-probe", KubeletKubeconfig, APIServerManifest}, cleanup...)
-	out, err = h.Run(ctx, remote.Cmd{Args: args, Sudo: true, Idempotent: true})
+	out, err = h.Run(ctx, remote.Cmd{Args: args, Sudo: true, Idempotent: true, ReadOnly: true})
 	if err != nil {
 		return lcm.Unchanged, stepErr(h, "probing the node's Kubernetes state", err)
 	}

@@ -102,7 +102,7 @@ func IsNotFound(err error) bool {
 // into. It reports found=false, and no error, when kubectl says NotFound.
 func (k Kubectl) getJSON(ctx context.Context, into any, args ...string) (found bool, err error) {
 	c := k.command(append(append([]string{"get"}, args...), "-o", "json")...)
-	c.Idempotent = true
+	c.Idempotent, c.ReadOnly = true, true
 	out, err := k.run(ctx, c)
 	if err != nil {
 		if IsNotFound(err) {
@@ -309,7 +309,10 @@ func (k Kubectl) Apply(ctx context.Context, manifest []byte) (lcm.Result, error)
 	diff := k.command("diff", "-f", "-")
 	diff.Stdin = bytes.NewReader(manifest)
 	diff.OKExit = []int{1}
-	diff.Idempotent = true
+	// kubectl diff asks the API server for a server-side dry run of the
+	// apply: it changes no object (its temporary files on the host are
+	// its own and removed when it ends).
+	diff.Idempotent, diff.ReadOnly = true, true
 	out, err := k.run(ctx, diff)
 	if err != nil {
 		return lcm.Unchanged, fmt.Errorf("kubectl diff: %w", err)
@@ -359,6 +362,10 @@ type ExecOptions struct {
 	// Idempotent marks a command that may run twice: a connection
 	// dropped while it runs is then retried once (see [remote.Cmd]).
 	Idempotent bool
+	// ReadOnly marks a command that changes nothing, in the container or
+	// elsewhere (`etcdctl member list`): a plan runs it (see
+	// [remote.Cmd.ReadOnly]).
+	ReadOnly bool
 	// Secrets are values that may appear in the command's output or
 	// errors and are redacted from them (see [remote.Cmd]). They must not
 	// be in argv, which kubectl and the node's process table show: pass
@@ -401,7 +408,7 @@ func (k Kubectl) Exec(ctx context.Context, namespace, pod string, argv []string,
 	}
 	c := k.command(append(append(args, "--"), argv...)...)
 	c.Stdin = o.Stdin
-	c.Idempotent = o.Idempotent
+	c.Idempotent, c.ReadOnly = o.Idempotent, o.ReadOnly
 	c.Secrets = o.Secrets
 	return k.run(ctx, c)
 }

@@ -353,7 +353,7 @@ func (r *run) mtu(ctx context.Context) (int, error) {
 		if err != nil {
 			return lcm.Unchanged, err
 		}
-		out, err := h.Run(ctx, remote.Cmd{Args: []string{"ip", "addr", "show"}, Idempotent: true, Brief: true})
+		out, err := h.Run(ctx, remote.Cmd{Args: []string{"ip", "addr", "show"}, Idempotent: true, Brief: true, ReadOnly: true})
 		if err != nil {
 			return lcm.Unchanged, err
 		}

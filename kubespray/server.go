@@ -71,7 +71,7 @@ type Server struct {
 // same assert; so is kubespray missing at kubespray_root_path.
 func Detect(ctx context.Context, h remote.Host, a Ansible) (Server, error) {
 	s := Server{Ansible: a}
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"ansible-playbook", "--version"}, Idempotent: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"ansible-playbook", "--version"}, Idempotent: true, ReadOnly: true})
 	if err != nil {
 		return s, fmt.Errorf("kubespray: ansible-playbook on the Ansible server: %w", err)
 	}
@@ -117,7 +117,7 @@ func Detect(ctx context.Context, h remote.Host, a Ansible) (Server, error) {
 		return s, err
 	}
 	// command -v exits 1 when the program is missing: an answer.
-	out, err = h.Run(ctx, remote.Cmd{Args: []string{"sh", "-c", "command -v sshpass", "mgmtkit-which"}, OKExit: []int{1}, Idempotent: true, Brief: true})
+	out, err = h.Run(ctx, remote.Cmd{Args: []string{"sh", "-c", "command -v sshpass", "mgmtkit-which"}, OKExit: []int{1}, Idempotent: true, Brief: true, ReadOnly: true})
 	if err != nil {
 		return s, fmt.Errorf("kubespray: %w", err)
 	}
@@ -233,7 +233,7 @@ func RemoveInventory(ctx context.Context, h remote.Host, a Ansible, instance str
 // the instance its [OwnerFile] names ("" when it has none).
 func inventoryOwner(ctx context.Context, h remote.Host, inv string) (exists bool, owner string, err error) {
 	// test exits 1 for a missing directory: an answer.
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"test", "-e", inv}, OKExit: []int{1}, Idempotent: true, Brief: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"test", "-e", inv}, OKExit: []int{1}, Idempotent: true, Brief: true, ReadOnly: true})
 	if err != nil {
 		return false, "", fmt.Errorf("kubespray: %w", err)
 	}

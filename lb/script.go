@@ -166,7 +166,7 @@ func RunScript(ctx context.Context, h remote.Host, pkg *lcm.Package, o ScriptOpt
 	}
 
 	// HAProxy's judgement of what the script left.
-	check := remote.Cmd{Args: []string{"sh", "-c", checkScript, "mgmtkit-haproxy-check", ConfigFile}, Sudo: true, Idempotent: true, OKExit: []int{noHAProxy}}
+	check := remote.Cmd{Args: []string{"sh", "-c", checkScript, "mgmtkit-haproxy-check", ConfigFile}, Sudo: true, Idempotent: true, OKExit: []int{noHAProxy}, ReadOnly: true}
 	_, chkErr := h.Run(ctx, check)
 	var ce *remote.CommandError
 	switch {

@@ -23,6 +23,16 @@
 // an errors.Join of [*HostError] values. A panic in a step is recovered
 // into a [*PanicError].
 //
+// # Plans
+//
+// [Plan] runs a hook as a dry run (remote.WithDryRun): hosts run only
+// read-only commands and withhold every change, and each step's result on
+// each host says whether it would change the host ([Result.Withheld]:
+// the first change, which the plan withheld), would not, or cannot be
+// told because it met the absence of an earlier withheld change
+// ([Result.Undetermined]). [Do] and [OnHosts] make those results from the
+// steps' errors, so steps and hooks need not know they run in a plan.
+//
 // # Events
 //
 // Progress is reported as log/slog records on the logger carried by the

@@ -2,10 +2,13 @@ package lcm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"time"
+
+	"github.com/mgmtkit/mgmtkit/remote"
 )
 
 // Attribute keys of the log records that [Do] and [OnHosts] emit. A VNFM
@@ -81,6 +84,9 @@ func Do(ctx context.Context, step, host string, fn func(context.Context) (Result
 func do(ctx context.Context, step, host string, fn func(context.Context) (Result, error)) (Result, time.Duration, error) {
 	start := time.Now()
 	res, err := call(ctx, fn)
+	if err != nil && remote.IsDryRun(ctx) {
+		res, err = planned(ctx, res, err)
+	}
 	d := time.Since(start)
 
 	attrs := []slog.Attr{
@@ -100,6 +106,27 @@ func do(ctx context.Context, step, host string, fn func(context.Context) (Result
 	}
 	LoggerFrom(ctx).LogAttrs(ctx, level, msg, attrs...)
 	return res, d, err
+}
+
+// planned turns the failure err of a step in a plan ([Plan]) into the
+// step's result, when it is the plan's doing: a change withheld
+// ([remote.ErrWithheld]) makes the step one that would change the host;
+// any other failure after the plan withheld a change of the hook makes it
+// undetermined, for it may have met only that change's absence. A failure
+// before any change was withheld is the host's as it is, which a real run
+// would meet too: it stays an error, as does the end of ctx.
+func planned(ctx context.Context, res Result, err error) (Result, error) {
+	var we *remote.WithheldError
+	var pe *PanicError
+	switch {
+	case ctx.Err() != nil || errors.As(err, &pe):
+		return res, err
+	case errors.As(err, &we):
+		return res.And(Result{Changed: true, Detail: "would " + we.What(), Withheld: we}), nil
+	case remote.AnyWithheld(ctx):
+		return res.And(Result{Undetermined: true, Detail: "after the earlier changes, which the plan withheld: " + clipText(err.Error(), maxEchoError)}), nil
+	}
+	return res, err
 }
 
 // logSkipped records that OnHosts did not run step on host.

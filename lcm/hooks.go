@@ -2,9 +2,13 @@ package lcm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
+
+	"github.com/mgmtkit/mgmtkit/remote"
 )
 
 // Hook names a point in a VNF lifecycle operation at which the VNFM calls
@@ -173,6 +177,79 @@ func Invoke(ctx context.Context, d Driver, hook Hook, op any) (res *HookResult, 
 	return res, err
 }
 
+// Plan runs hook of d as a dry run and returns what it would change, per
+// step and host, without changing anything: [Invoke] under
+// [remote.WithDryRun]. The hosts run only the commands marked
+// [remote.Cmd.ReadOnly] and withhold every other command and every write
+// that would change a file (see package remote). The result has Plan
+// set, and each step's result on each host is one of:
+//
+//   - unchanged: the step's reads found its host as it wants it; a real
+//     run now would change nothing there either;
+//   - would change ([Result.Withheld] set, Changed set): the step met a
+//     change and stopped before it; Withheld names that first change (a
+//     command's argv or the files), not the ones after it, which depend
+//     on it;
+//   - undetermined ([Result.Undetermined]): the step failed, or would
+//     have waited (a poll or wait returns at once in a plan once a change
+//     was withheld), after an earlier change of the hook was withheld, so
+//     what it met may be only that change's absence: a node that cannot
+//     join a control plane that was never initialised. A real run would
+//     run it after those changes; the plan cannot tell what it would do.
+//
+// The VIM connections in the result are those the hook could make out
+// without the withheld changes: those of a converged cluster, none of
+// one it would build (a connection a hook reports with no type, from a
+// step the plan stopped, is dropped).
+//
+// The hook goes on after each of these, as the real run would after the
+// change. A failure before any change was withheld (a parameter, a
+// preflight check, an unreachable host) ends the plan with that error,
+// as it would end the real run.
+//
+// A hook that fails outside its steps after a change was withheld (its
+// own work between steps read a state the change would have made, or made
+// a change itself) ends the plan there without an error: the result's
+// last step is [StepPlanEnd], on the host of the withheld change (would
+// change) or on "hook" (undetermined), and the steps after it are not
+// planned.
+//
+// What a plan is not: it is not a promise. It judges the hosts as they
+// are when it runs, one step's first change at a time; what a step would
+// do after its first change, and what steps after a withheld change
+// would find, are beyond it. Hosts a
+// driver dials itself must honour the dry run: [remote.SSHHost] does, and
+// [remote.GuardDryRun] makes any other Host do so (package plumbing
+// guards the hosts its Config.Dial returns).
+func Plan(ctx context.Context, d Driver, hook Hook, op any) (*HookResult, error) {
+	dry := remote.WithDryRun(ctx)
+	res, err := Invoke(dry, d, hook, op)
+	if res == nil {
+		return nil, err
+	}
+	res.Plan = true
+	if err != nil && remote.AnyWithheld(dry) && ctx.Err() == nil && !errors.As(err, new(*PanicError)) {
+		// The hook's own work between its steps met a withheld change,
+		// or its absence: the plan ends here.
+		r := HostResult{Host: "hook", Step: StepPlanEnd}
+		if we := (*remote.WithheldError)(nil); errors.As(err, &we) {
+			r.Host, r.Result = we.Host, Result{Changed: true, Detail: "would " + we.What(), Withheld: we}
+		} else {
+			r.Result = Result{Undetermined: true, Detail: "the hook stops here, after the earlier changes, which the plan withheld: " + clipText(err.Error(), maxEchoError)}
+		}
+		res.Add(StepPlanEnd, Results{r})
+		err = nil
+	}
+	// A connection without a type is the zero value a hook reports when
+	// the step that was to fill it did not run to its end.
+	res.AddVimConnections = slices.DeleteFunc(res.AddVimConnections, func(c VimConnectionInfo) bool { return c.VimType == "" })
+	return res, err
+}
+
+// StepPlanEnd is the step under which [Plan] records where a hook it
+// planned stopped outside its steps, after a withheld change.
+const StepPlanEnd = "plan-ends"
+
 // bind selects d's method for hook and checks op's type against it.
 func bind(d Driver, hook Hook, op any) (func(context.Context) (*HookResult, error), error) {
 	switch hook {
@@ -242,6 +319,12 @@ type HookResult struct {
 	// RemoveVimConnections are IDs of VIM connections the VNFM must remove
 	// from the instance's vimConnectionInfo (terminate, entire heal).
 	RemoveVimConnections []string
+	// Plan says the result is a plan's ([Plan]): nothing was changed, a
+	// Changed step is one that would change its host (its
+	// [Result.Withheld] says how, first), and the VIM connections are
+	// those the hook would report, if any it could tell without the
+	// changes.
+	Plan bool
 }
 
 // StepResults are the per-host results of one step of a hook.

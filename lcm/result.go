@@ -1,6 +1,10 @@
 package lcm
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/mgmtkit/mgmtkit/remote"
+)
 
 // Result is what one step did on one host.
 //
@@ -13,6 +17,17 @@ type Result struct {
 	Changed bool
 	// Detail says what changed (or, optionally, why nothing had to).
 	Detail string
+	// Withheld is set in a plan ([Plan]) on a step that stopped before
+	// its first change, which the plan withheld: what the step would
+	// have run or written first. Changed is set with it, meaning "would
+	// change", and Detail is its description.
+	Withheld *remote.WithheldError
+	// Undetermined is set in a plan on a step that failed, or would have
+	// waited, after the plan had withheld an earlier change of the hook:
+	// what it met may be only that change's absence, so whether the step
+	// would change anything is not known. Detail says what it met.
+	// Changed is false.
+	Undetermined bool
 }
 
 // Unchanged is the result of a step that found nothing to do. It is the
@@ -36,16 +51,29 @@ func (r Result) And(o Result) Result {
 	case o.Detail != "":
 		d += "; " + o.Detail
 	}
-	return Result{Changed: r.Changed || o.Changed, Detail: d}
+	w := r.Withheld
+	if w == nil {
+		w = o.Withheld
+	}
+	return Result{Changed: r.Changed || o.Changed, Detail: d, Withheld: w, Undetermined: r.Undetermined || o.Undetermined}
 }
 
 // String returns "changed: <detail>" or "unchanged" (followed by the detail
-// when an unchanged result carries one).
+// when an unchanged result carries one); a plan's result reads as its
+// detail when a change was withheld (`would run "..."`, "would write
+// PATH") and "undetermined: <detail>" when it is undetermined.
 func (r Result) String() string {
 	var b strings.Builder
-	if r.Changed {
+	switch {
+	case r.Withheld != nil && r.Detail != "":
+		return r.Detail
+	case r.Withheld != nil:
+		b.WriteString("would change")
+	case r.Undetermined:
+		b.WriteString("undetermined")
+	case r.Changed:
 		b.WriteString("changed")
-	} else {
+	default:
 		b.WriteString("unchanged")
 	}
 	if r.Detail != "" {

@@ -191,7 +191,7 @@ func exportDirs(ctx context.Context, h remote.Host, exports []Export) (lcm.Resul
 	}
 	// stat exits 1 when a file is missing and still reports the others
 	// (GNU coreutils).
-	out, err := h.Run(ctx, remote.Cmd{Args: append([]string{"stat", "-c", "%u:%g:%a:%F:%n", "--"}, dirs...), Sudo: true, OKExit: []int{1}, Idempotent: true, Brief: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: append([]string{"stat", "-c", "%u:%g:%a:%F:%n", "--"}, dirs...), Sudo: true, OKExit: []int{1}, Idempotent: true, Brief: true, ReadOnly: true})
 	if err != nil {
 		return lcm.Unchanged, fmt.Errorf("nfs: reading the export directories: %w", err)
 	}
@@ -229,7 +229,7 @@ func reexport(ctx context.Context, h remote.Host) error {
 
 // checkExports reads `exportfs -s` and checks that it lists exports.
 func checkExports(ctx context.Context, h remote.Host, exports []Export) error {
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"exportfs", "-s"}, Sudo: true, Idempotent: true, Brief: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"exportfs", "-s"}, Sudo: true, Idempotent: true, Brief: true, ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("nfs: exportfs -s: %w", err)
 	}

@@ -122,7 +122,7 @@ func SetupVolume(ctx context.Context, h remote.Host, v Volume, opts VolumeOption
 	if err != nil {
 		return res, fmt.Errorf("nfs: volume %s (%s): %w", v.ID, dev, err)
 	}
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"blkid", "-p", "-o", "export", dev}, Sudo: true, OKExit: []int{2, 8}, Idempotent: true, Brief: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"blkid", "-p", "-o", "export", dev}, Sudo: true, OKExit: []int{2, 8}, Idempotent: true, Brief: true, ReadOnly: true})
 	if err != nil {
 		return res, fmt.Errorf("nfs: probing %s: %w", dev, err)
 	}
@@ -210,7 +210,7 @@ func findDevice(ctx context.Context, h remote.Host, v Volume, opts VolumeOptions
 	// readlink -e prints the target of each name that resolves and
 	// exits 1 when one does not (GNU coreutils): the answer, not a
 	// failure.
-	look := remote.Cmd{Args: append([]string{"readlink", "-e", "--"}, links...), OKExit: []int{1}, Idempotent: true, Brief: true}
+	look := remote.Cmd{Args: append([]string{"readlink", "-e", "--"}, links...), OKExit: []int{1}, Idempotent: true, Brief: true, ReadOnly: true}
 	resolve := func(ctx context.Context) (string, error) {
 		out, err := h.Run(ctx, look)
 		if err != nil {

@@ -37,6 +37,12 @@
 // Steps only ever see the [remote.Host] interface, so a driver is tested
 // with a fake host by setting [Config.Dial].
 //
+// A hook run under [remote.WithDryRun] (lcm.Plan does that) is a plan:
+// the session hands out hosts that withhold every change (a host of
+// Config.Dial's own is wrapped in [remote.GuardDryRun]), and lcm records
+// each step the withheld change stopped as one that would change its
+// node; see lcm.Plan. Hooks need not know.
+//
 // plumbing sits on the floor below the domain packages (registry,
 // kubeadm, nfs, kubespray, lb) and imports only kubeapi (an extension's
 // cluster-wide moments get the Kubernetes API), heat, lcm and remote.
@@ -249,6 +255,10 @@ func (s *Session) Host(ctx context.Context, n lcm.Node) (remote.Host, error) {
 		h, err := s.dial(ctx, s.base.For(n.SSHAddress, n.Resource, login.Username, login.Password))
 		if err != nil {
 			return nil, &DialError{Node: n.Resource, Err: err}
+		}
+		if remote.IsDryRun(ctx) {
+			// A host of Config.Dial's making honours a plan too.
+			h = remote.GuardDryRun(h)
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()

@@ -98,3 +98,52 @@ func TestRunWithoutSession(t *testing.T) {
 		t.Errorf("Run without SSH settings: %v, %+v, ran %v", err, res, ran)
 	}
 }
+
+// A plan (lcm.Plan) through a Config whose Dial hands out hosts of its
+// own: the session guards them, so the steps' changes are withheld
+// before they reach the hosts, and each step is recorded as one that
+// would change its node; reads run.
+func TestRunInAPlanGuardsTheHostsOfDial(t *testing.T) {
+	cloud := &fakeCloud{}
+	cfg := newVIM(t, cloud)
+	inst := &lcm.VnfInstance{ID: "inst-1"}
+	res, err := lcm.Plan(context.Background(), &runDriver{cfg: cfg}, lcm.InstantiateEnd, &lcm.InstantiateOp{Instance: inst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Plan || len(res.Steps) != 1 || len(res.Steps[0].Hosts) != 5 {
+		t.Fatalf("plan %+v", res)
+	}
+	for _, r := range res.Steps[0].Hosts {
+		if w := r.Result.Withheld; w == nil || w.Host != r.Host || strings.Join(w.Args, " ") != "touch /etc/x" || r.Err != nil {
+			t.Errorf("%s: %+v", r.Host, r)
+		}
+	}
+	for _, h := range cloud.hosts {
+		if strings.Join(h.cmds, ";") != "cat /etc/x" {
+			t.Errorf("%s ran %q", h.cfg.Name, h.cmds)
+		}
+	}
+}
+
+// runDriver's instantiate_end reads, then changes, every node.
+type runDriver struct {
+	lcm.NopDriver
+	cfg plumbing.Config
+}
+
+func (d *runDriver) InstantiateEnd(ctx context.Context, op *lcm.InstantiateOp) (*lcm.HookResult, error) {
+	return d.cfg.Run(ctx, lcm.InstantiateEnd, op.Instance, creds, func(ctx context.Context, r *plumbing.Runner) error {
+		nodes, err := r.Session().Nodes(ctx, masters, workers)
+		if err != nil {
+			return err
+		}
+		return r.OnNodes(ctx, "touch", nodes, func(ctx context.Context, n lcm.Node, h remote.Host) (lcm.Result, error) {
+			if _, err := h.Run(ctx, remote.Cmd{Args: []string{"cat", "/etc/x"}, ReadOnly: true}); err != nil {
+				return lcm.Unchanged, err
+			}
+			_, err := h.Run(ctx, remote.Cmd{Args: []string{"touch", "/etc/x"}, Sudo: true})
+			return lcm.Changed("touched"), err
+		})
+	})
+}

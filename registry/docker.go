@@ -90,7 +90,7 @@ func InstallDocker(ctx context.Context, h remote.Host, opts DockerOptions) (lcm.
 		return res, err
 	}
 	err = system.Wait(ctx, "the Docker daemon to answer", cmp.Or(opts.Wait, 2*time.Minute), time.Second, func(ctx context.Context) (bool, error) {
-		_, err := h.Run(ctx, sudo("docker", "version", "--format", "{{.Server.Version}}"))
+		_, err := h.Run(ctx, remote.Cmd{Args: []string{"docker", "version", "--format", "{{.Server.Version}}"}, Sudo: true, Idempotent: true, ReadOnly: true})
 		return err == nil, err
 	})
 	return res, err
@@ -105,7 +105,7 @@ func result(did []string) lcm.Result {
 
 // imageID returns the ID of a local image, or "" when it is absent.
 func imageID(ctx context.Context, h remote.Host, image string) (string, error) {
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"docker", "image", "inspect", "--format", "{{.Id}}", image}, OKExit: []int{1}, Sudo: true, Idempotent: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"docker", "image", "inspect", "--format", "{{.Id}}", image}, OKExit: []int{1}, Sudo: true, Idempotent: true, ReadOnly: true})
 	if err != nil {
 		return "", err
 	}
@@ -182,7 +182,7 @@ func RunRegistry(ctx context.Context, h remote.Host, opts RunOptions) (lcm.Resul
 	if want == "" {
 		return lcm.Unchanged, fmt.Errorf("image %s is not on the host: load or pull it first", o.Image)
 	}
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"docker", "inspect", "--type", "container", ContainerName}, OKExit: []int{1}, Sudo: true, Idempotent: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"docker", "inspect", "--type", "container", ContainerName}, OKExit: []int{1}, Sudo: true, Idempotent: true, ReadOnly: true})
 	if err != nil {
 		return lcm.Unchanged, err
 	}
@@ -251,7 +251,7 @@ func WaitHealthy(ctx context.Context, h remote.Host, addr string, port int, wait
 	url := "http://" + net.JoinHostPort(addr, strconv.Itoa(port)) + "/v2/"
 	// curl(1) EXIT CODES: 6 cannot resolve, 7 cannot connect, 28 timeout,
 	// 52 empty reply, 56 failure receiving: "not yet", not failures.
-	curl := remote.Cmd{Args: []string{"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", url}, OKExit: []int{6, 7, 28, 52, 56}, Idempotent: true}
+	curl := remote.Cmd{Args: []string{"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", url}, OKExit: []int{6, 7, 28, 52, 56}, Idempotent: true, ReadOnly: true}
 	return system.Wait(ctx, "the registry at "+url+" to become healthy", cmp.Or(wait, time.Minute), time.Second, func(ctx context.Context) (bool, error) {
 		out, err := h.Run(ctx, curl)
 		switch {

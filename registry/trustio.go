@@ -75,7 +75,7 @@ func readNode(ctx context.Context, h remote.Host, detect bool, files []string) (
 		mode = "detect"
 	}
 	args := append([]string{"sh", "-c", readScript, "mgmtkit-trust-read", mode}, files...)
-	out, err := h.Run(ctx, remote.Cmd{Args: args, Sudo: true, Idempotent: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: args, Sudo: true, Idempotent: true, ReadOnly: true})
 	if err != nil {
 		return v, err
 	}

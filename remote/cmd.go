@@ -65,6 +65,15 @@ type Cmd struct {
 	// host, and under sudo only the wrapper passes a cancellation on to the
 	// command's children.
 	Brief bool
+	// ReadOnly marks a command that changes nothing on the host: it
+	// reads files, lists packages, asks a service or an API what state it
+	// is in. A dry run ([WithDryRun]) runs such commands and withholds
+	// every other one, so leave it false for anything that writes, starts,
+	// stops, installs, creates or deletes, even in passing (a lock file, a
+	// cache, a temporary directory). Unmarked is the safe default: an
+	// unmarked read only makes a dry run report a change that would not
+	// happen.
+	ReadOnly bool
 }
 
 // Command returns a Cmd that runs name with args.

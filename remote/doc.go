@@ -43,6 +43,14 @@
 //     commit; both run the same engine (plan, probe, stage, verify, commit).
 //     [EditBlock] maintains one BEGIN/END-marked block in a line file such
 //     as /etc/hosts.
+//   - A dry run ([WithDryRun]) changes nothing: hosts run only the
+//     commands marked [Cmd.ReadOnly], probe files read-only, and withhold
+//     every change, returning a [*WithheldError] (errors.Is
+//     [ErrWithheld]) that names the command or the files, never standard
+//     input. [SSHHost] honours it; [GuardDryRun] makes any other Host do
+//     so. A dry run says what the first change of each step would be; it
+//     cannot say what reads would find after a change it withheld (see
+//     lcm.Plan for the whole hook).
 //
 // Tests use the fake host in package remote/sshtest, a real SSH server
 // in-process.

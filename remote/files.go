@@ -358,7 +358,7 @@ func (h *SSHHost) ReadFile(ctx context.Context, file string, opts FileOptions) (
 		})
 		return data, err
 	}
-	out, err := h.Run(ctx, Cmd{Args: []string{"sh", "-c", readScript, "mgmtkit-read", file}, Sudo: true, OKExit: []int{66}, Idempotent: true, Brief: true})
+	out, err := h.Run(ctx, Cmd{Args: []string{"sh", "-c", readScript, "mgmtkit-read", file}, Sudo: true, OKExit: []int{66}, Idempotent: true, Brief: true, ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
@@ -431,7 +431,7 @@ func ReadFiles(ctx context.Context, h Host, files []string, opts FileOptions) (m
 		}
 	}
 	args := append([]string{"sh", "-c", readFilesScript, "mgmtkit-read-files"}, files...)
-	out, err := h.Run(ctx, Cmd{Args: args, Sudo: opts.Sudo, Idempotent: true, Brief: true})
+	out, err := h.Run(ctx, Cmd{Args: args, Sudo: opts.Sudo, Idempotent: true, Brief: true, ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}

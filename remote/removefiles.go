@@ -41,6 +41,9 @@ func RemoveFiles(ctx context.Context, h Host, files, dirs []string, opts FileOpt
 			return removed, err
 		}
 	}
+	if IsDryRun(ctx) {
+		return removed, dryRemove(ctx, h, files, dirs, opts)
+	}
 	args := []string{"sh", "-c", removeFilesScript, "mgmtkit-remove-files", strconv.Itoa(len(files))}
 	args = append(append(args, files...), dirs...)
 	out, err := h.Run(ctx, Cmd{Args: args, Sudo: opts.Sudo, Idempotent: true, Brief: true})
@@ -55,4 +58,63 @@ func RemoveFiles(ctx context.Context, h Host, files, dirs []string, opts FileOpt
 		removed[i] = l == "removed"
 	}
 	return removed, nil
+}
+
+// removeProbeScript tells what removeFilesScript, given the same
+// arguments, would remove, and removes nothing: "present" or "absent" for
+// each file, then each directory that would be left empty (every entry
+// of it a file or a directory removed before it) on a line of its own.
+const removeProbeScript = `set -eu
+nl='
+'
+n=$1
+shift
+gone=$nl
+i=0
+for f in "$@"; do
+  i=$((i + 1))
+  if [ "$i" -le "$n" ]; then
+    if [ -e "$f" ] || [ -L "$f" ]; then echo present; gone="$gone$f$nl"; else echo absent; fi
+    continue
+  fi
+  if [ ! -d "$f" ] || [ -L "$f" ]; then continue; fi
+  empty=1
+  for e in "$f"/* "$f"/.[!.]* "$f"/..?*; do
+    if [ ! -e "$e" ] && [ ! -L "$e" ]; then continue; fi
+    case $gone in *"$nl$e$nl"*) ;; *) empty= ;; esac
+  done
+  if [ -n "$empty" ]; then echo "$f"; gone="$gone$f$nl"; fi
+done`
+
+// dryRemove is RemoveFiles in a dry run: it looks, read-only, what the
+// removal would remove, and withholds it, if anything.
+func dryRemove(ctx context.Context, h Host, files, dirs []string, opts FileOptions) error {
+	args := []string{"sh", "-c", removeProbeScript, "mgmtkit-remove-probe", strconv.Itoa(len(files))}
+	args = append(append(args, files...), dirs...)
+	out, err := h.Run(ctx, Cmd{Args: args, Sudo: opts.Sudo, Idempotent: true, Brief: true, ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out.Stdout), "\n"), "\n")
+	if len(out.Stdout) == 0 {
+		lines = nil
+	}
+	if len(lines) < len(files) {
+		return fmt.Errorf("%s: looking at %d files to remove: unexpected output %q", h.Name(), len(files), out.Stdout)
+	}
+	var gone []string
+	for i, l := range lines {
+		switch {
+		case i >= len(files):
+			gone = append(gone, l)
+		case l == "present":
+			gone = append(gone, files[i])
+		case l != "absent":
+			return fmt.Errorf("%s: looking at %d files to remove: unexpected output %q", h.Name(), len(files), out.Stdout)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	return withhold(ctx, &WithheldError{Host: h.Name(), Remove: gone})
 }

@@ -519,6 +519,15 @@ func (h *SSHHost) Run(ctx context.Context, c Cmd) (Output, error) {
 	if err := ctx.Err(); err != nil {
 		return Output{ExitCode: -1}, err
 	}
+	if IsDryRun(ctx) && !c.ReadOnly {
+		red := h.redactor
+		for _, s := range c.Secrets {
+			red = red.With(s.Reveal())
+		}
+		e := withheldCmd(h.name, c, red.String)
+		h.log.Info("dry run: command withheld", "cmd", e.line)
+		return Output{ExitCode: -1}, withhold(ctx, e)
+	}
 	mode := sudoRoot
 	if c.Sudo {
 		m, err := h.sudoMode(ctx)

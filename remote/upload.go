@@ -222,7 +222,7 @@ func (fo *follower) start() {
 	fo.wake, fo.fed, fo.result = make(chan struct{}, 1), make(chan error, 1), make(chan followResult, 1)
 	pr, pw := io.Pipe()
 	go func() {
-		out, err := fo.h.Run(fo.ctx, Cmd{Args: []string{"sh", "-c", followScript, "mgmtkit-follow", fo.staged, followPython}, Stdin: pr, Brief: true})
+		out, err := fo.h.Run(fo.ctx, Cmd{Args: []string{"sh", "-c", followScript, "mgmtkit-follow", fo.staged, followPython}, Stdin: pr, Brief: true, ReadOnly: true})
 		pr.CloseWithError(io.ErrClosedPipe) // a feeder still writing fails instead of blocking
 		fo.result <- followResult{out, err}
 	}()

@@ -3,6 +3,8 @@ package remote
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -244,6 +246,9 @@ func (h *SSHHost) writeOnce(ctx context.Context, ws []fileWrite) (changed []bool
 			return changed, false, err
 		}
 	}
+	if IsDryRun(ctx) {
+		return changed, false, h.dryWrite(ctx, ws)
+	}
 	defer func() {
 		for _, w := range ws {
 			if w.staged != "" {
@@ -314,6 +319,33 @@ func (h *SSHHost) writeOnce(ctx context.Context, ws []fileWrite) (changed []bool
 		}
 	}
 	return changed, false, nil
+}
+
+// dryWrite is writeOnce's end in a dry run, once the files are probed
+// and planned: it withholds the writes of the files that differ in
+// content, mode, owner or group, and stages nothing. Content whose size
+// is unknown is hashed here, as its upload would hash it on the way.
+func (h *SSHHost) dryWrite(ctx context.Context, ws []fileWrite) error {
+	var write []string
+	for i := range ws {
+		w := &ws[i]
+		if w.upload && w.cur.exists && w.cur.sum != "" && w.sum == "" {
+			sum := sha256.New()
+			if _, err := io.Copy(sum, ctxReader{ctx, w.content}); err != nil {
+				return fmt.Errorf("%s: reading the content for %s: %w", h.name, w.path, err)
+			}
+			w.sum = hex.EncodeToString(sum.Sum(nil))
+			w.upload = w.sum != w.cur.sum
+		}
+		if w.upload || w.attrsDiffer() {
+			write = append(write, w.path)
+		}
+	}
+	if len(write) == 0 {
+		return nil
+	}
+	h.log.Info("dry run: write withheld", "files", write)
+	return withhold(ctx, &WithheldError{Host: h.name, Write: write})
 }
 
 // plan decides what w needs, given what the probe found: nothing, its
@@ -461,7 +493,7 @@ func (h *SSHHost) probe(ctx context.Context, ws []fileWrite, hashAll bool) ([]re
 		}
 		args = append(args, w.path, want)
 	}
-	out, err := h.Run(ctx, Cmd{Args: args, Sudo: ws[0].opts.Sudo, Idempotent: true, Brief: true})
+	out, err := h.Run(ctx, Cmd{Args: args, Sudo: ws[0].opts.Sudo, Idempotent: true, Brief: true, ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}

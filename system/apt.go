@@ -190,7 +190,7 @@ func installed(ctx context.Context, h remote.Host, specs []pkgSpec) (map[string]
 	}
 	// dpkg-query exits 1 when a name matches no package it knows
 	// (dpkg-query(1), EXIT STATUS).
-	out, err := h.Run(ctx, remote.Cmd{Args: args, OKExit: []int{1}, Idempotent: true, Brief: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: args, OKExit: []int{1}, Idempotent: true, Brief: true, ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
@@ -216,6 +216,9 @@ func installed(ctx context.Context, h remote.Host, specs []pkgSpec) (map[string]
 // (--allow-change-held-packages, --allow-downgrades: the caller asked for
 // that version) and stays held. Holds of other unpinned packages are left as
 // they are.
+//
+// In a plan (remote.WithDryRun) the change withheld is the install,
+// which names the packages, not the update before it.
 //
 // Failures while the dpkg or apt lock is held are retried until
 // opts.LockTimeout (see [PackagesOptions]); every other failure returns at
@@ -248,7 +251,9 @@ func InstallPackages(ctx context.Context, h remote.Host, opts PackagesOptions) (
 	}
 	var did []string
 	if len(install) > 0 {
-		if !opts.SkipUpdate {
+		// A plan withholds the install, which names the packages, rather
+		// than the update that would come first.
+		if !opts.SkipUpdate && !remote.IsDryRun(ctx) {
 			if err := a.run(ctx, "update", []string{"-q"}); err != nil {
 				return lcm.Unchanged, err
 			}

@@ -101,7 +101,7 @@ var unameArch = map[string]string{
 // use it to pick a download (a binary release, an image) for the host.
 // One command.
 func Architecture(ctx context.Context, h remote.Host) (string, error) {
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"sh", "-c", archScript}, Idempotent: true, Brief: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"sh", "-c", archScript}, Idempotent: true, Brief: true, ReadOnly: true})
 	if err != nil {
 		return "", err
 	}

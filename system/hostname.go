@@ -31,6 +31,13 @@ else
 fi
 echo changed`
 
+// hostnameCheck is hostnameScript's test alone: it prints "unchanged"
+// when the host name is $1 already, "differs" otherwise.
+const hostnameCheck = `set -eu
+name=$1
+static=$(head -n 1 /etc/hostname 2>/dev/null || true)
+if [ "$static" = "$name" ] && [ "$(hostname)" = "$name" ]; then echo unchanged; else echo differs; fi`
+
 // SetHostname makes name h's host name, static and current, when it is
 // not already: with `hostnamectl set-hostname` where systemd runs, else
 // by writing /etc/hostname and running `hostname`. name must be an RFC
@@ -41,6 +48,13 @@ echo changed`
 func SetHostname(ctx context.Context, h remote.Host, name string) (lcm.Result, error) {
 	if msg := checkDNSName(name, hostNameMax); msg != "" {
 		return lcm.Unchanged, problems{{Path: "name", Message: msg}}.err()
+	}
+	if remote.IsDryRun(ctx) {
+		// The script looks and sets in one: a plan looks alone.
+		out, err := h.Run(ctx, remote.Cmd{Args: []string{"sh", "-c", hostnameCheck, "mgmtkit-hostname-check", name}, ReadOnly: true, Idempotent: true, Brief: true})
+		if err == nil && strings.TrimSpace(string(out.Stdout)) == "unchanged" {
+			return lcm.Unchanged, nil
+		}
 	}
 	out, err := h.Run(ctx, remote.Cmd{Args: []string{"sh", "-c", hostnameScript, "mgmtkit-hostname", name}, Sudo: true, Idempotent: true})
 	if err != nil {

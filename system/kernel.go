@@ -80,7 +80,7 @@ func LoadKernelModules(ctx context.Context, h remote.Host, opts ModulesOptions) 
 	if changed {
 		did = append(did, "wrote "+file)
 	}
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"sh", "-c", loadedModulesScript, "mgmtkit-modules"}, Idempotent: true, Brief: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"sh", "-c", loadedModulesScript, "mgmtkit-modules"}, Idempotent: true, Brief: true, ReadOnly: true})
 	if err != nil {
 		return result(did), err
 	}
@@ -215,7 +215,7 @@ func ApplySysctls(ctx context.Context, h remote.Host, opts SysctlOptions) (lcm.R
 	}
 	// sysctl exits 1 when a key does not exist (procps-ng 4.0.2) and
 	// prints the others.
-	out, err := h.Run(ctx, remote.Cmd{Args: append([]string{"sysctl"}, keys...), OKExit: []int{1, 255}, Sudo: true, Idempotent: true, Brief: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: append([]string{"sysctl"}, keys...), OKExit: []int{1, 255}, Sudo: true, Idempotent: true, Brief: true, ReadOnly: true})
 	if err != nil {
 		return result(did), err
 	}

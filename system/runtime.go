@@ -45,7 +45,7 @@ func DetectRuntimes(ctx context.Context, h remote.Host) ([]Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd.Idempotent = true
+	cmd.Idempotent, cmd.ReadOnly = true, true
 	out, err := h.Run(ctx, cmd)
 	if err != nil {
 		return nil, err
@@ -71,7 +71,7 @@ func DetectRuntimes(ctx context.Context, h remote.Host) ([]Runtime, error) {
 // v2.2.0 SHA", Docker's containerd.io "containerd containerd.io 1.7.12
 // SHA" (cmd/containerd/command/main.go: app.Version).
 func ContainerdRelease(ctx context.Context, h remote.Host) (release string, major int, err error) {
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"containerd", "--version"}, Idempotent: true, Brief: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"containerd", "--version"}, Idempotent: true, Brief: true, ReadOnly: true})
 	if err != nil {
 		return "", 0, err
 	}

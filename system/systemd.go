@@ -152,7 +152,7 @@ done`
 
 func readUnitState(ctx context.Context, h remote.Host, unit, marker string, files []string) (unitState, error) {
 	args := append([]string{"sh", "-c", unitStateScript, "mgmtkit-unit-state", unit, marker}, files...)
-	out, err := h.Run(ctx, remote.Cmd{Args: args, Sudo: true, Idempotent: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: args, Sudo: true, Idempotent: true, ReadOnly: true})
 	if err != nil {
 		return unitState{}, err
 	}
@@ -447,7 +447,7 @@ func sudo(args ...string) remote.Cmd { return remote.Cmd{Args: args, Sudo: true,
 // or failed (systemctl(1), "is-active PATTERN...": "Returns an exit code
 // 0 if at least one is active"; LSB status codes 1-4 otherwise).
 func isActive(ctx context.Context, h remote.Host, unit string) (bool, string, error) {
-	out, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "is-active", unit}, OKExit: []int{1, 2, 3, 4}, Idempotent: true})
+	out, err := h.Run(ctx, remote.Cmd{Args: []string{"systemctl", "is-active", unit}, OKExit: []int{1, 2, 3, 4}, Idempotent: true, ReadOnly: true})
 	if err != nil {
 		return false, "", err
 	}

@@ -5,7 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mgmtkit/mgmtkit/remote"
 )
+
+// ErrNotWaited is the [WaitError.Err] of a [Wait] in a plan
+// ([remote.WithDryRun]) that has withheld a change: Wait checks once and
+// does not wait, for what it awaits may be the withheld change's doing.
+var ErrNotWaited = errors.New("a plan does not wait once it has withheld a change")
 
 // Condition reports whether what a [Wait] awaits has happened. A non-nil
 // error means "not yet, and here is why": Wait keeps trying and reports
@@ -54,10 +61,21 @@ func (e *WaitError) Unwrap() []error {
 // a [*WaitError] naming what (for example "the Docker daemon to answer")
 // and cond's last error; a failure caused only by the expiring deadline
 // does not replace an earlier, more telling one. A non-positive timeout
-// checks once; a non-positive interval is one second.
+// checks once; a non-positive interval is one second. In a plan that has
+// withheld a change it checks once and returns a WaitError wrapping
+// [ErrNotWaited] when cond is not done.
 func Wait(ctx context.Context, what string, timeout, interval time.Duration, cond Condition) error {
 	if interval <= 0 {
 		interval = time.Second
+	}
+	if remote.AnyWithheld(ctx) {
+		// A plan that withheld a change: what is awaited may be that
+		// change's doing, so waiting could only run out the time.
+		done, err := cond(ctx)
+		if done && err == nil {
+			return nil
+		}
+		return &WaitError{What: what, Timeout: timeout, Last: err, Err: ErrNotWaited}
 	}
 	wctx, cancel := context.WithTimeout(ctx, max(timeout, time.Nanosecond))
 	defer cancel()
