@@ -705,7 +705,15 @@ func (r *run) removeMasters(ctx context.Context, targets []lcm.Node) error {
 	// of one it could not is removed here, by name.
 	via := NodeName(cp.Role, cp.NICAddress)
 	if err := r.Each(ctx, StepRemoveEtcdMember, targets, func(ctx context.Context, n lcm.Node) (lcm.Result, error) {
-		return RemoveEtcdMember(ctx, k, via, NodeName(n.Role, n.NICAddress))
+		resetWithheld := remote.AnyWithheld(ctx)
+		res, err := RemoveEtcdMember(ctx, k, via, NodeName(n.Role, n.NICAddress))
+		if resetWithheld && errors.Is(err, remote.ErrWithheld) {
+			// A plan that withheld the reset: the reset removes the member
+			// of a master it reaches, so whether this step has one left to
+			// remove is not known.
+			return lcm.Result{Undetermined: true, Detail: "the member is still listed, but the withheld kubeadm reset removes it"}, nil
+		}
+		return res, err
 	}, lcm.Limit(1)); err != nil {
 		return err
 	}

@@ -454,6 +454,11 @@ func (r *run) playbook(ctx context.Context, step string, srv Server, play Play) 
 			return lcm.Unchanged, err
 		}
 		recap, err := RunPlaybook(ctx, h, srv, play)
+		if errors.Is(err, remote.ErrWithheld) {
+			// A plan: only the playbook can tell what it would change (its
+			// PLAY RECAP), and a converged cluster's run changes nothing.
+			return lcm.Result{Undetermined: true, Detail: "would run " + play.Playbook + ": what it changes, only its PLAY RECAP can tell"}, nil
+		}
 		if err != nil {
 			return lcm.Unchanged, err
 		}

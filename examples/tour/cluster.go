@@ -23,7 +23,7 @@ func (t *tour) clusterHook(d *deployed, hook lcm.Hook, what string, unchanged bo
 		if d.driver != nil {
 			drv = d.driver
 		}
-		res, err := lcm.Invoke(ctx, drv, hook, op())
+		res, err := t.invoke(ctx, drv, hook, op())
 		hosts, changed := hookHosts(res)
 		if err == nil && unchanged && len(changed) > 0 {
 			err = fmt.Errorf("the re-run changed %s", strings.Join(changed, ", "))

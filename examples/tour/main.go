@@ -10,6 +10,7 @@
 //	go run ./examples/tour -json                # a machine-readable report
 //	go run ./examples/tour -workers 5 -masters 1  # other cluster sizes
 //	go run ./examples/tour -v                   # each host's steps too
+//	go run ./examples/tour -plan                # each hook's dry run first, checked against the run
 //
 // For each scenario it builds the VNFs the spec describes from the spec's
 // sample request, prints the topology Heat reports, and runs the
@@ -74,6 +75,7 @@ type options struct {
 	pkgDir    string
 	json      bool
 	verbose   bool
+	plan      bool
 	// workers and masters replace each cluster's own numbers when not 0.
 	workers, masters int
 	timeout          time.Duration
@@ -94,6 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fset.IntVar(&o.workers, "workers", 0, fmt.Sprintf("`N` workers in every Kubernetes cluster, 1 to %d (default: each scenario's, 2)", maxWorkers))
 	fset.IntVar(&o.masters, "masters", 0, "1 or 3 masters in every Kubernetes cluster (default: each scenario's: 3, and the pv sample's 1)")
 	fset.BoolVar(&o.json, "json", false, "print a machine-readable JSON report instead of progress")
+	fset.BoolVar(&o.plan, "plan", false, "before each hook runs, print its dry run (lcm.Plan: per host and step, what it would change; only read-only commands run), then check that it changed nothing and that the run agreed with it")
 	fset.BoolVar(&o.verbose, "v", false, "also print each host's steps as they finish")
 	fset.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up after this long")
 	fset.Usage = func() {

@@ -268,7 +268,7 @@ func (t *tour) instantiate(d *deployed) step {
 // the step runs, from the state earlier steps left.
 func (t *tour) hookStep(vnf string, drv lcm.Driver, hook lcm.Hook, what string, op func() any) step {
 	return step{vnf, hook, what, func(ctx context.Context) ([]string, []string, error) {
-		res, err := lcm.Invoke(ctx, drv, hook, op())
+		res, err := t.invoke(ctx, drv, hook, op())
 		hosts, changed := hookHosts(res)
 		return hosts, changed, err
 	}}
@@ -571,7 +571,7 @@ func (t *tour) onlyMasterHeal(d *deployed) step {
 		inst := d.vnf.Instance()
 		vm := d.vnf.HostsWithRole(lcm.RoleMaster)[0]
 		heal := lcm.HealVnfRequest{VnfcInstanceID: []string{vnfcOf(inst, vm.ServerID)}}
-		res, err := lcm.Invoke(ctx, t.clusterDriver, lcm.HealStart, &lcm.HealOp{Instance: inst, Request: &heal, Package: t.in.pkg})
+		res, err := t.invoke(ctx, t.clusterDriver, lcm.HealStart, &lcm.HealOp{Instance: inst, Request: &heal, Package: t.in.pkg})
 		hosts, changed := hookHosts(res)
 		switch {
 		case err == nil:

@@ -103,7 +103,7 @@ func planPV(t *tour, s scenario) ([]step, error) {
 			return names(plan.Nodes), nil, err
 		}},
 		{d.label, lcm.HealStart, "refused while a PersistentVolume is Bound", func(ctx context.Context) ([]string, []string, error) {
-			res, err := lcm.Invoke(ctx, t.clusterDriver, lcm.HealStart, &lcm.HealOp{Instance: inst, Request: &heal, Package: t.in.pkg})
+			res, err := t.invoke(ctx, t.clusterDriver, lcm.HealStart, &lcm.HealOp{Instance: inst, Request: &heal, Package: t.in.pkg})
 			hosts, changed := hookHosts(res)
 			var inUse *nfs.InUseError
 			if !errors.As(err, &inUse) {

@@ -44,6 +44,8 @@ type tour struct {
 	clusterDriver *drivers.ClusterDriver
 	// ops counts the operations started, for the progress lines.
 	ops int
+	// plan is the -plan report of the hook the current operation ran.
+	plan *PlanReport
 	// started is when the tour started.
 	started time.Time
 }
@@ -124,6 +126,9 @@ type Operation struct {
 	// Commands is how many SSH commands the operation ran, over all hosts.
 	Commands int           `json:"commands"`
 	Duration time.Duration `json:"durationNs"`
+	// Plan is the hook's dry run and how the run compared with it, with
+	// -plan (Commands then counts the plan's read-only commands too).
+	Plan *PlanReport `json:"plan,omitempty"`
 }
 
 // World is the state of the simulated cloud after the tour.
@@ -196,11 +201,12 @@ func (t *tour) operation(ctx context.Context, scenario, vnf string, hook lcm.Hoo
 	ctx = lcm.WithLogger(lcm.WithHook(ctx, hook), t.logger)
 	before := t.commands()
 	start := time.Now()
+	t.plan = nil
 	hosts, changed, err := fn(ctx)
 	op := Operation{
 		Scenario: scenario, VNF: vnf, Hook: string(hook), What: what, Status: StatusOK, OK: err == nil,
 		Hosts: nonNil(hosts), HostsChanged: nonNil(changed),
-		Commands: t.commands() - before, Duration: time.Since(start),
+		Commands: t.commands() - before, Duration: time.Since(start), Plan: t.plan,
 	}
 	switch {
 	case rejected(err, changed):

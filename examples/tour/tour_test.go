@@ -566,3 +566,49 @@ func TestTourKeepsARequestsExports(t *testing.T) {
 		}
 	}
 }
+
+// TestTourPlanIsTruthful runs the whole story with -plan: before every
+// hook of every scenario (instantiate, the reruns, scale, heal of every
+// kind, terminate, on both drivers) its dry run, which must change
+// nothing in the simulated cloud (a snapshot of every host and cluster
+// before and after it), and then the hook itself, which must agree with
+// the plan: every step the plan said would change did, every step the run
+// changed was in the plan.
+func TestTourPlanIsTruthful(t *testing.T) {
+	code, out, stderr := runTour(t, "-plan", "-json", "-workers", "1")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	r := decodeReport(t, out)
+	var plans, changes, fresh, converged int
+	for _, op := range r.Operations {
+		// The tour's own checks of the VMs at instantiate_end run no
+		// driver hook.
+		if !slices.Contains(lcm.Hooks(), lcm.Hook(op.Hook)) || strings.Contains(op.What, "check each") || strings.HasPrefix(op.What, "check ") {
+			continue
+		}
+		p := op.Plan
+		if p == nil {
+			t.Errorf("%s %s (%s): no plan", op.VNF, op.Hook, op.What)
+			continue
+		}
+		plans++
+		changes += len(p.Changes)
+		if !p.ReadOnly || !p.Truthful || len(p.Problems) > 0 {
+			t.Errorf("%s %s (%s): read-only %v, truthful %v: %v", op.VNF, op.Hook, op.What, p.ReadOnly, p.Truthful, p.Problems)
+		}
+		switch {
+		case len(op.HostsChanged) > 0 && len(p.Changes) == 0:
+			t.Errorf("%s %s (%s) changed %v, and its plan listed nothing", op.VNF, op.Hook, op.What, op.HostsChanged)
+		case len(op.HostsChanged) > 0:
+			fresh++
+		case strings.Contains(op.What, "nothing to change") && len(p.Changes) == 0:
+			converged++
+		}
+	}
+	// Every hook is planned; the reruns of the registry VNF and both
+	// clusters' instantiate_end plan no change.
+	if plans < 30 || changes < 100 || fresh < 20 || converged < 3 {
+		t.Errorf("%d hooks planned, %d planned changes, %d plans of hooks that changed something, %d converged plans", plans, changes, fresh, converged)
+	}
+}
