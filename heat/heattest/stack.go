@@ -71,6 +71,21 @@ func (s *Server) StackByName(name string) *Stack {
 	return s.stackNames[name]
 }
 
+// DeleteStack deletes the top-level stack with that id and every stack
+// nested in it, as Heat's stack delete does (a VNFM's terminate): it is
+// gone from finds, gets and lists, and [Stack.Deleted] reports it. It
+// reports whether there was such a top-level stack.
+func (s *Server) DeleteStack(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stacks[id]
+	if st == nil || st.parent != nil {
+		return false
+	}
+	s.deleteStackLocked(st)
+	return true
+}
+
 // newStackLocked creates a stack in CREATE_COMPLETE, nested in parent when
 // parent is not nil.
 func (s *Server) newStackLocked(name string, parent *Resource) *Stack {

@@ -215,6 +215,36 @@ func TestScaleOutAndInKeepHeatAndHostsConsistent(t *testing.T) {
 	}
 }
 
+// Delete is a terminate's stack delete: the VNF's VMs stop answering,
+// Heat no longer has the stack, and the cloud's other hosts stay.
+func TestDeleteStopsEveryVMAndTheStack(t *testing.T) {
+	w := newWorld(t)
+	v := w.build(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Workers: 1})
+	other := w.build(samples.InstantiateCIRCluster, sim.ClusterShape{Masters: 1, Workers: 1})
+	gone := v.Hosts()
+	if err := v.Delete(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(v.Hosts()); n != 0 {
+		t.Errorf("%d hosts of the deleted VNF still run", n)
+	}
+	for _, h := range gone {
+		if w.cloud.Host(h.SSHAddress) != nil {
+			t.Errorf("%s still answers at %s", h.Resource, h.SSHAddress)
+		}
+	}
+	if _, err := w.heat.Nodes(w.ctx, v.StackID(), workers); err == nil {
+		t.Error("Heat still has the deleted VNF's stack")
+	}
+	if len(other.Hosts()) != 2 {
+		t.Errorf("the other VNF has %d hosts, want 2", len(other.Hosts()))
+	}
+	w.connect(other.HostsWithRole(lcm.RoleWorker)[0].Node())
+	if err := v.Delete(); err == nil {
+		t.Error("a second Delete succeeded")
+	}
+}
+
 func TestHealReplacesTheHostWithAFreshOne(t *testing.T) {
 	for _, newAddr := range []bool{false, true} {
 		t.Run(map[bool]string{false: "same address", true: "new address"}[newAddr], func(t *testing.T) {

@@ -418,6 +418,19 @@ func (v *VNF) ScaleIn(aspect string, names ...string) ([]*Host, error) {
 	return removed, err
 }
 
+// Delete deletes the VNF as Heat's stack delete does when the VNFM
+// terminates it (between terminate_start and terminate_end): every VM of
+// it stops (its SSH refuses, its Kubernetes membership is forgotten, as
+// at a scale-in) and the stack is gone with the stacks nested in it.
+func (v *VNF) Delete() error {
+	hosts := v.Hosts()
+	err := v.cloud.retire(hosts...)
+	if !v.cloud.heat.DeleteStack(v.stack.ID()) {
+		err = errors.Join(err, fmt.Errorf("sim: the stack of VNF %s is already gone", v.ID()))
+	}
+	return err
+}
+
 // HealOptions say how a healed VM comes back.
 type HealOptions struct {
 	// NewAddresses gives the new VM new fixed IPs (Heat re-creates its
