@@ -74,11 +74,7 @@ func rerunStep(t *testing.T, v *vnfm) {
 			}
 		}
 	}
-	if after := uids(w.Nodes()); !maps.Equal(after, before) {
-		t.Errorf("the rerun changed the nodes: %v, were %v", after, before)
-	}
-	w.AssertNodes()
-	v.assertVIM(t)
+	v.assertSame(t, before, "the rerun")
 }
 
 // terminateStep: terminate_start revokes the VIM token while the cluster
@@ -133,11 +129,7 @@ func healMasterRefusedStep(t *testing.T, v *vnfm) {
 	if res != nil && res.Changed() {
 		t.Errorf("the refused heal_start changed %+v", res.Steps)
 	}
-	if after := uids(w.Nodes()); !maps.Equal(after, before) {
-		t.Errorf("the refused heal changed the nodes: %v, were %v", after, before)
-	}
-	w.AssertNodes()
-	v.assertVIM(t)
+	v.assertSame(t, before, "the refused heal")
 }
 
 // healEntireStep: heal_start revokes the VIM token and drops the VIM
@@ -255,6 +247,19 @@ func (v *vnfm) victimWithPods(t *testing.T) (*sim.Host, string, []string) {
 // sameStrings reports whether a and b hold the same strings.
 func sameStrings(a, b []string) bool {
 	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
+}
+
+// assertSame checks that what changed nothing left the nodes the same
+// objects as before (their UIDs by name), every one Ready, and the VIM
+// working.
+func (v *vnfm) assertSame(t *testing.T, before map[string]string, what string) {
+	t.Helper()
+	w := v.world(t)
+	if after := uids(w.Nodes()); !maps.Equal(after, before) {
+		t.Errorf("%s changed the nodes: %v, were %v", what, after, before)
+	}
+	w.AssertNodes()
+	v.assertVIM(t)
 }
 
 // uids returns the nodes' UIDs by name.

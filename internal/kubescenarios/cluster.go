@@ -419,6 +419,25 @@ func (c *Cluster) Heal(h *sim.Host) error {
 	return err
 }
 
+// HealEntire runs heal_start of the entire VNF, has Heat replace every
+// VM (same addresses), and runs heal_end, as the VNFM does.
+func (c *Cluster) HealEntire() {
+	c.T.Helper()
+	c.Op.Instance = c.VNF.Instance()
+	if _, err := c.Hooks.HealStart(c.Ctx, lcm.HealStart, c.Op, lcm.HealVnfRequest{}); err != nil {
+		c.T.Fatal(err)
+	}
+	for _, h := range c.VNF.Hosts() {
+		if _, err := c.VNF.Heal(h.ServerID, sim.HealOptions{}); err != nil {
+			c.T.Fatal(err)
+		}
+	}
+	c.Op.Instance = c.VNF.Instance()
+	if _, err := c.Hooks.HealEnd(c.Ctx, lcm.HealEnd, c.Op, lcm.HealVnfRequest{}); err != nil {
+		c.T.Fatal(err)
+	}
+}
+
 // VnfcOf is the VNFC of inst whose compute resource is server.
 func VnfcOf(inst *lcm.VnfInstance, server string) string {
 	for _, v := range inst.InstantiatedVnfInfo.VnfcResourceInfo {

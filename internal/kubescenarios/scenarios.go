@@ -97,19 +97,7 @@ func HighAvailability(t *testing.T, opts sim.Options) {
 		t.Error("nobody holds the VIP after the heals")
 	}
 
-	c.Op.Instance = c.VNF.Instance()
-	if _, err := c.Hooks.HealStart(c.Ctx, lcm.HealStart, c.Op, lcm.HealVnfRequest{}); err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range c.VNF.Hosts() {
-		if _, err := c.VNF.Heal(h.ServerID, sim.HealOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.Op.Instance = c.VNF.Instance()
-	if _, err := c.Hooks.HealEnd(c.Ctx, lcm.HealEnd, c.Op, lcm.HealVnfRequest{}); err != nil {
-		t.Fatal(err)
-	}
+	c.HealEntire()
 	c.assertEtcd("after the entire heal")
 
 	first = c.firstMaster()
