@@ -57,7 +57,7 @@ func Eventually(t testing.TB, check func() error) {
 }
 
 // HighAvailability: three masters behind kubeadm's HA topology. The
-// endpoint and the VIM are at the VIP's port 16443, held by the master
+// endpoint and the VIM (named vim_name) are at the VIP's port 16443, held by the master
 // with the highest keepalived priority; etcd has one member per master.
 // A worker's and then a master's heal (new addresses) keep etcd's
 // membership, every master's HAProxy backends and every node's
@@ -72,8 +72,8 @@ func HighAvailability(t *testing.T, opts sim.Options) {
 	if vip == "" {
 		t.Fatal("the VNF has no VIP")
 	}
-	if got := res.AddVimConnections[0].InterfaceInfo["endpoint"]; got != "https://"+vip+":16443" {
-		t.Errorf("VIM endpoint %v, want the VIP's", got)
+	if vim := res.AddVimConnections[0]; vim.InterfaceInfo["endpoint"] != "https://"+vip+":16443" || vim.ID != c.Op.Params.VimNameFor(c.VNF.ID()) {
+		t.Errorf("VIM %s at %v, want vim_name's at the VIP", vim.ID, vim.InterfaceInfo["endpoint"])
 	}
 	c.assertEtcd("instantiated")
 	// The first master by resource name has the highest priority.
