@@ -4,14 +4,16 @@
 #
 #   ./test.sh            gofmt, go vet, staticcheck, go test -race ./...,
 #                        in the SDK's module and in realtest/, then the
-#                        kubeadm scenarios against a real kube-apiserver,
-#                        its controllers and etcd (internal/realkube)
+#                        conformance suite on the example cluster driver
+#                        and the kubeadm scenarios against a real
+#                        kube-apiserver, its controllers and etcd
+#                        (cloudtest/realkube)
 #   ./test.sh -run Foo   extra arguments go to `go test`
 #
 # The real control plane is k8s.io/kubernetes compiled from source: the
 # first run on a machine builds it once (about 11-13 minutes on 2 cores,
 # 2.9 GB of build cache); later runs relink in seconds. Run that suite
-# alone with: (cd internal/realkube && go test -count=1 ./...)
+# alone with: (cd cloudtest/realkube && go test -count=1 ./...)
 #
 # Needs: Go 1.26. On Debian it installs with apt-get, when it runs as root,
 # openssh-server and sudo (the transport tests start a real sshd on
@@ -115,12 +117,12 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 
-# realtest/ and internal/realkube/ are modules of their own (their
+# realtest/ and cloudtest/realkube/ are modules of their own (their
 # dependencies, k8s.io/kubernetes with its replace directives above all,
 # stay out of the SDK's go.mod), and examples/userdriver is a user's
 # module that requires mgmtkit (a replace directive to this checkout), so
 # each check runs in every module.
-for mod in . realtest internal/realkube examples/userdriver; do
+for mod in . realtest cloudtest/realkube examples/userdriver; do
 	echo "==> go vet ($mod)"
 	(cd "$mod" && go vet ./...)
 
@@ -140,5 +142,5 @@ echo "==> go test -race (realtest)"
 # Not under -race: the race detector would compile k8s.io/kubernetes a
 # second time (another cold build) and slow the API server several-fold;
 # the same scenarios run under -race on the in-memory model above.
-echo "==> go test (internal/realkube: the kubeadm scenarios against a real control plane)"
-(cd internal/realkube && go test -count=1 -timeout 45m "$@" ./...)
+echo "==> go test (cloudtest/realkube: the conformance suite and the kubeadm scenarios against a real control plane)"
+(cd cloudtest/realkube && go test -count=1 -timeout 45m "$@" ./...)

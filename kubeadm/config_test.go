@@ -209,7 +209,7 @@ func testJoinOptions(controlPlane bool) JoinOptions {
 // of one master, of three masters behind a VIP reached at a floating IP,
 // with custom networks, on IPv6; the upload of the control-plane
 // certificates; the joins of a worker and of a master. The module
-// internal/realkube has the real kubeadm validate every one of them
+// cloudtest/realkube has the real kubeadm validate every one of them
 // (`kubeadm config validate`), so a variant belongs here, not only in a
 // test of its own.
 func configVariants(t *testing.T) map[string][]byte {

@@ -24,8 +24,11 @@ import (
 	"github.com/mgmtkit/mgmtkit/system"
 )
 
-// The scenarios the real control plane judges too (internal/realkube),
-// on the in-memory model.
+// The kubeadm-specific scenarios (the HA topology, etcd membership
+// across heals, a forced scale-in past a budget) the real control plane
+// judges too (cloudtest/realkube), on the in-memory model. The
+// scenarios any cluster driver must pass are the conformance suite's,
+// which examples/drivers runs on kubeadm's driver.
 func TestScenarios(t *testing.T) {
 	kubescenarios.Run(t, sim.Options{})
 }

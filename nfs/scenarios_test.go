@@ -8,7 +8,7 @@ import (
 )
 
 // The storage scenarios the real control plane judges too
-// (internal/realkube), on the in-memory model.
+// (cloudtest/realkube), on the in-memory model.
 func TestStorageScenarios(t *testing.T) {
 	kubescenarios.RunStorage(t, sim.Options{})
 }

@@ -893,6 +893,32 @@ func TestSetFixedIPsAndStatus(t *testing.T) {
 	m.Stack.RemoveResource("masterNode_CP1") // no-op
 }
 
+// DeleteStack deletes a top-level stack and its nested stacks, as a
+// terminate's stack delete does: Heat no longer finds any of them.
+func TestDeleteStack(t *testing.T) {
+	srv := heattest.Start(t, heattest.Config{})
+	top, masters, _ := buildVNF(srv)
+	member := masters.Members()[0].Stack
+	c := orchestration(t, srv, srv.AuthOptions())
+	if srv.DeleteStack(member.ID()) {
+		t.Error("DeleteStack deleted a nested stack")
+	}
+	if !srv.DeleteStack(top.ID()) {
+		t.Fatal("DeleteStack found no stack")
+	}
+	for _, st := range []*heattest.Stack{top, member} {
+		if _, err := stacks.Find(t.Context(), c, st.ID()).Extract(); !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+			t.Errorf("find %s after the delete: %v", st.Name(), err)
+		}
+		if !st.Deleted() || srv.Stack(st.ID()) != nil || srv.StackByName(st.Name()) != nil {
+			t.Errorf("%s: Deleted %v, still served %v", st.Name(), st.Deleted(), srv.Stack(st.ID()) != nil)
+		}
+	}
+	if srv.DeleteStack(top.ID()) {
+		t.Error("a second DeleteStack deleted it again")
+	}
+}
+
 func TestFailRequests(t *testing.T) {
 	srv := heattest.Start(t, heattest.Config{})
 	st := srv.CreateStack("s1")
@@ -1109,27 +1135,5 @@ func TestConcurrency(t *testing.T) {
 	}
 	if n := len(workers.Members()); n != 2 {
 		t.Errorf("%d workers at the end", n)
-	}
-}
-
-func TestDeleteStack(t *testing.T) {
-	srv := heattest.Start(t, heattest.Config{})
-	top, _, workers := buildVNF(srv)
-	member := workers.Members()[0].Stack
-	c := orchestration(t, srv, srv.AuthOptions())
-	if srv.DeleteStack(member.ID()) {
-		t.Error("DeleteStack deleted a nested stack")
-	}
-	if !srv.DeleteStack(top.ID()) {
-		t.Fatal("DeleteStack found no stack")
-	}
-	if !top.Deleted() || !member.Deleted() || srv.Stack(member.ID()) != nil || srv.StackByName("vnf-k8s") != nil {
-		t.Errorf("after the delete: top deleted %v, member deleted %v", top.Deleted(), member.Deleted())
-	}
-	if _, err := stacks.Find(t.Context(), c, "vnf-k8s").Extract(); !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
-		t.Errorf("Find of the deleted stack: %v", err)
-	}
-	if srv.DeleteStack(top.ID()) {
-		t.Error("a second DeleteStack found the stack")
 	}
 }

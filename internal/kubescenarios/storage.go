@@ -301,18 +301,7 @@ func StorageHealEntire(t *testing.T, opts sim.Options) {
 	}
 	disk := storage.Disks["/dev/vdb"]
 	formats := disk.Formats()
-	if _, err := c.Hooks.HealStart(c.Ctx, lcm.HealStart, c.Op, lcm.HealVnfRequest{}); err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range c.VNF.Hosts() {
-		if _, err := c.VNF.Heal(h.ServerID, sim.HealOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.Op.Instance = c.VNF.Instance()
-	if _, err := c.Hooks.HealEnd(c.Ctx, lcm.HealEnd, c.Op, lcm.HealVnfRequest{}); err != nil {
-		t.Fatal(err)
-	}
+	c.HealEntire()
 	c.AssertNodes()
 	healed := c.Storage()
 	c.AssertPVs(c.Kubectl(), healed.NICAddress, corev1.VolumeAvailable)

@@ -51,7 +51,7 @@ type Options struct {
 	ProxyOnly bool
 	// KubeBackend runs the clusters kubeadm init creates on the cloud's
 	// hosts: the in-memory model (kube.MemoryBackend) when nil, or a real
-	// control plane (the module internal/realkube).
+	// control plane (the module cloudtest/realkube).
 	KubeBackend kube.Backend
 	// Ansible configures the Ansible server [Cloud.AddAnsibleServer]
 	// starts.

@@ -12,8 +12,8 @@ import (
 // controllers and etcd that kubeadm init starts, and the kubectl of the
 // hosts. [MemoryBackend] is the fast model of this package; a real
 // kube-apiserver with kube-controller-manager, the scheduler and embedded
-// etcd (the module internal/realkube) is the other, and the same
-// scenarios run on both (internal/kubescenarios).
+// etcd (the module cloudtest/realkube) is the other, and the same
+// scenarios run on both (cloudtest/conformance, internal/kubescenarios).
 type Backend interface {
 	// StartControlPlane starts the control plane of a cluster kubeadm
 	// init creates, with the PKI kubeadm generated.

@@ -698,7 +698,7 @@ func (m *MemoryAPI) scheduleLocked() {
 			// fwk.ErrNotFound, "not found", which RunPostFilterPlugins
 			// returns as an error and FitError.Error appends after a
 			// space. So says a real kube-scheduler 1.36.3
-			// (internal/realkube TestPersistentVolumeClaimsMountsAndProtection).
+			// (cloudtest/realkube TestPersistentVolumeClaimsMountsAndProtection).
 			m.setUnschedulable(p.DeepCopy(), fmt.Sprintf("0/%d nodes are available: %s. not found", len(nodes), msg))
 			continue
 		}

@@ -19,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/mgmtkit/mgmtkit/internal/realkube"
+	"github.com/mgmtkit/mgmtkit/cloudtest/realkube"
 	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
 )
 

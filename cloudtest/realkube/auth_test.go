@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/mgmtkit/mgmtkit/internal/realkube"
+	"github.com/mgmtkit/mgmtkit/cloudtest/realkube"
 	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
 )
 

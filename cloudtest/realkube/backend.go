@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/mgmtkit/mgmtkit/cloudtest"
 	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
 )
@@ -39,11 +40,12 @@ type Backend struct {
 	planes []*ControlPlane // started, for the kubectl of kubectl.go
 }
 
-var _ kube.Backend = (*Backend)(nil)
+var _ cloudtest.KubeBackend = (*Backend)(nil)
 
-// New returns a Backend for the test t: control planes log through t
-// and are closed by t.Cleanup. It silences klog for the whole process
-// (see the package documentation for REALKUBE_LOG).
+// New returns a Backend for the test t, the Kubernetes of a simulated
+// cloud (cloudtest.KubeBackend, conformance.Options.Kube): control
+// planes log through t and are closed by t.Cleanup. It silences klog for
+// the whole process (see the package documentation for REALKUBE_LOG).
 func New(t testing.TB) *Backend {
 	quietLogs()
 	return &Backend{t: t}

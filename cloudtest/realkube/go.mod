@@ -1,4 +1,4 @@
-module github.com/mgmtkit/mgmtkit/internal/realkube
+module github.com/mgmtkit/mgmtkit/cloudtest/realkube
 
 go 1.26.0
 

@@ -5,20 +5,51 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mgmtkit/mgmtkit/cloudtest/conformance"
+	"github.com/mgmtkit/mgmtkit/cloudtest/realkube"
+	"github.com/mgmtkit/mgmtkit/examples/drivers"
 	"github.com/mgmtkit/mgmtkit/internal/kubescenarios"
-	"github.com/mgmtkit/mgmtkit/internal/realkube"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
 	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/plumbing"
 	"github.com/mgmtkit/mgmtkit/remote"
+	"github.com/mgmtkit/mgmtkit/samples"
 )
 
-// The kubeadm scenarios of the in-memory model's suite (kubeadm's
-// TestScenarios), judged by a real kube-apiserver, its controllers, the
-// scheduler and etcd: kubectl on the masters is kubectl's own code,
-// kubeadm join authenticates with its bootstrap token against the real
-// API server, and etcdctl acts on real etcd members.
+// mgmtkit's kubeadm cluster driver passes the public conformance suite
+// on a real kube-apiserver, its controllers, the scheduler and etcd, as
+// it does on the model (examples/drivers TestConformanceClusterDriver):
+// kubectl on the masters is kubectl's own code, kubeadm join
+// authenticates with its bootstrap token against the real API server,
+// the drains are kubectl drain's against the real eviction API and
+// disruption controller, and etcdctl acts on real etcd members.
+func TestConformance(t *testing.T) {
+	conformance.Run(t, conformance.Options{
+		Driver: func(cfg plumbing.Config) lcm.Driver {
+			return &drivers.ClusterDriver{Cluster: kubeadm.Hooks{Plumbing: cfg}}
+		},
+		Kube:       realkube.New(t),
+		Setup:      shortDrain,
+		MasterHeal: true,
+	})
+}
+
+// shortDrain sets drain_timeout, mgmtkit's parameter, to 10 s: a drain a
+// PodDisruptionBudget blocks gives up then instead of after the default
+// 300 s.
+func shortDrain(t *testing.T, env *conformance.Env) {
+	params, err := samples.Patch(env.Request.AdditionalParams, map[string]any{"k8s_cluster_installation_param.drain_timeout": 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Request.AdditionalParams = params
+}
+
+// The kubeadm-specific scenarios of the in-memory model's suite
+// (kubeadm's TestScenarios: the HA topology, etcd membership across
+// heals, a forced scale-in past a budget) on the real control plane.
 func TestScenarios(t *testing.T) {
 	kubescenarios.Run(t, sim.Options{KubeBackend: realkube.New(t)})
 }

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/mgmtkit/mgmtkit/internal/realkube"
+	"github.com/mgmtkit/mgmtkit/cloudtest/realkube"
 	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
 )
 

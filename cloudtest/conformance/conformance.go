@@ -1,0 +1,130 @@
+// Package conformance is the conformance suite of management drivers of a
+// Kubernetes cluster VNF: does a driver survive instantiate (one master
+// and three), a rerun that changes nothing, scale out, scale in (the
+// drain moves the pods; a PodDisruptionBudget that blocks the drain fails
+// scale_start, naming the pods), the heal of a worker, of a master and of
+// the entire VNF, and terminate (the VIM token revoked, the VIM
+// connection removed)? mgmtkit's own cluster drivers pass it, kubeadm's
+// (examples/drivers.ClusterDriver) and kubespray's
+// (examples/drivers.KubesprayDriver); run it on yours:
+//
+//	func TestConformance(t *testing.T) {
+//		conformance.Run(t, conformance.Options{
+//			Driver: func(cfg plumbing.Config) lcm.Driver { return &MyDriver{Plumbing: cfg} },
+//		})
+//	}
+//
+// [Run] plays the VNFM against the simulated cloud of package cloudtest,
+// as Tacker does: it builds the sample request's VNF in Heat, calls every
+// hook through the [lcm.Driver] interface ([lcm.Invoke]) with the SOL003
+// operation a VNFM builds (the instance with its vimConnectionInfo and,
+// after instantiation, instantiatedVnfInfo with the stored
+// additionalParams), changes Heat between the start and end hooks in
+// Tacker's order (a scale-out's new VMs, a scale-in's removed ones, a
+// healed VM replaced with new addresses, every VM of an entire heal, the
+// stack deleted at terminate) and keeps the VIM connections the hooks add
+// and remove, as a VNFM persists them.
+//
+// The assertions are outcomes in the cloud, whatever the driver did to
+// get there: the cluster's nodes are exactly the VNF's masters and
+// workers (a node is found by its InternalIP, the VM's address), every
+// one Ready and the masters labelled control-plane; a rerun reports no
+// change; a scale-in's drain moves the workload's pods to the workers
+// that stay and the removed VM leaves the cluster; a healed VM's old node
+// is gone and its new one Ready; the Kubernetes VIM's endpoint reaches
+// the cluster's API server, its ssl_ca_cert is the cluster's CA, its
+// bearer token authenticates as a service account that may list nodes,
+// and it is revoked at terminate_start (and before an entire heal) and
+// removed from the instance's vimConnectionInfo at the end.
+//
+// The Kubernetes behind the clusters is the in-memory model by default,
+// fast; [Options.Kube] switches to a real control plane (kube-apiserver,
+// the controllers, the scheduler and etcd) from the module
+// github.com/mgmtkit/mgmtkit/cloudtest/realkube, which judges the same
+// scenarios in a few minutes.
+package conformance
+
+import (
+	"testing"
+
+	"github.com/mgmtkit/mgmtkit/cloudtest"
+	"github.com/mgmtkit/mgmtkit/lcm"
+	"github.com/mgmtkit/mgmtkit/plumbing"
+	"github.com/mgmtkit/mgmtkit/samples"
+)
+
+// Options configure [Run].
+type Options struct {
+	// Driver returns the driver under test, reaching the scenario's cloud
+	// through cfg (its SSH settings: the cloud's network and host keys;
+	// Heat through the instance's OpenStack VIM connection). It is called
+	// once per scenario. Required.
+	Driver func(cfg plumbing.Config) lcm.Driver
+	// Kube is the Kubernetes the clusters run on: nil for the in-memory
+	// model; realkube.New(t) (module
+	// github.com/mgmtkit/mgmtkit/cloudtest/realkube) for a real control
+	// plane.
+	Kube cloudtest.KubeBackend
+	// Sample is the instantiate request, one of package samples' cluster
+	// requests (samples.InstantiateCIRCluster when empty,
+	// samples.InstantiatePVCluster, samples.InstantiateKubespray), with
+	// its placeholders made to work in the simulated cloud (a kubespray
+	// request's Ansible server is started there). The VNF has the VMs
+	// its parameters name.
+	Sample string
+	// Setup, when set, runs in each scenario before the VNF is built,
+	// with what the scenario is about to send: the place for what the
+	// sample needs around it, such as a shorter drain timeout of the
+	// driver's own parameters (a drain a PodDisruptionBudget blocks must
+	// fail within the scenario).
+	Setup func(t *testing.T, env *Env)
+	// MasterHeal says whether the driver heals a master. False: a
+	// master's heal must be refused at heal_start before anything
+	// changes (kubespray cannot heal a control-plane node), and the
+	// VNFM goes no further.
+	MasterHeal bool
+}
+
+// Env is a scenario as [Options.Setup] sees it.
+type Env struct {
+	// Request is the instantiate request the scenario sends; Setup may
+	// change it (its additionalParams with samples.Patch). The VNF is
+	// built from it after Setup.
+	Request *lcm.InstantiateVnfRequest
+}
+
+// Run runs the scenarios as subtests, each on a simulated cloud of its
+// own, one after the other (a real control plane holds a few hundred
+// megabytes):
+//
+//   - SingleMaster (one master, two workers): Instantiate, Rerun (the
+//     same request again changes nothing), Terminate;
+//   - ThreeMasters (three masters, two workers): Instantiate,
+//     HealWorker, HealMaster (or HealMasterRefused), HealEntire,
+//     Terminate;
+//   - ScaleOutAndIn (one master, one worker): Instantiate, ScaleOut by
+//     two, ScaleIn by one (the drain moves the pods of a Deployment),
+//     ScaleInBlockedByABudget (a PodDisruptionBudget forbids the drain:
+//     scale_start fails naming the pods, the node is kept; without the
+//     budget the scale-in is done).
+//
+// A step runs only when those before it passed.
+func Run(t *testing.T, opts Options) {
+	t.Helper()
+	if opts.Driver == nil {
+		t.Fatal("conformance: Options.Driver is required")
+	}
+	if opts.Sample == "" {
+		opts.Sample = samples.InstantiateCIRCluster
+	}
+	for _, s := range scenarios(opts) {
+		t.Run(s.name, func(t *testing.T) {
+			v := start(t, opts, s.shape)
+			for _, st := range s.steps {
+				if !t.Run(st.name, func(t *testing.T) { st.run(t, v) }) {
+					return
+				}
+			}
+		})
+	}
+}
