@@ -242,7 +242,7 @@ func (g *guarded) WriteFiles(ctx context.Context, files []FileWrite) ([]bool, er
 // holds reports whether the file at path holds content with the mode,
 // owner and group opts sets; false when that cannot be told.
 func (g *guarded) holds(ctx context.Context, path string, content io.Reader, opts FileOptions) (bool, error) {
-	if err := checkPath(path); err != nil {
+	if err := CheckPath(path); err != nil {
 		return false, err
 	}
 	cur, err := g.Host.ReadFile(ctx, path, opts)

@@ -3,7 +3,6 @@ package remotetest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -25,28 +24,11 @@ type File struct {
 	Owner, Group string
 }
 
-// checkPath refuses the paths remote refuses, in remote's words
-// (checkPath in remote/files.go): absolute, clean, without NUL or newline,
-// not "/".
-func checkPath(p string) error {
-	switch {
-	case !path.IsAbs(p):
-		return fmt.Errorf("remote: path %q must be absolute", p)
-	case path.Clean(p) != p:
-		return fmt.Errorf("remote: path %q is not clean (want %q)", p, path.Clean(p))
-	case strings.ContainsAny(p, "\x00\n"):
-		return fmt.Errorf("remote: path %q contains a NUL or newline", p)
-	case p == "/":
-		return errors.New(`remote: path "/" is not a file`)
-	}
-	return nil
-}
-
 // SetFile puts a file on the host before the step runs, owned by root
 // (root:root) with the permission bits of mode, in place of any file at
 // path. It panics if path is not absolute and clean.
 func (h *Host) SetFile(path string, data []byte, mode fs.FileMode) {
-	if err := checkPath(path); err != nil {
+	if err := remote.CheckPath(path); err != nil {
 		panic(err.Error())
 	}
 	h.mu.Lock()
@@ -153,7 +135,7 @@ func (h *Host) ReadFile(ctx context.Context, path string, opts remote.FileOption
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := checkPath(path); err != nil {
+	if err := remote.CheckPath(path); err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
@@ -224,7 +206,7 @@ func (h *Host) write(ctx context.Context, ws []remote.FileWrite, many bool) ([]b
 	sudo := ws[0].Options.Sudo
 	seen := map[string]bool{}
 	for _, w := range ws {
-		if err := checkPath(w.Path); err != nil {
+		if err := remote.CheckPath(w.Path); err != nil {
 			return changed, err
 		}
 		o := w.Options
