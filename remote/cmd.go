@@ -35,8 +35,9 @@ type Cmd struct {
 	// PTY.
 	Sudo bool
 	// Stdout and Stderr, when set, receive the command's output as it
-	// arrives; the corresponding field of [Output] then stays empty (the
-	// error still carries the tail of stderr).
+	// arrives. With Stdout set, [Output.Stdout] stays empty; standard
+	// error is kept all the same, its last [StderrTail] bytes in
+	// [Output.Stderr] and in the error, whether Stderr is set or not.
 	Stdout, Stderr io.Writer
 	// OKExit lists exit statuses besides 0 that are answers, not failures
 	// (`grep -q` exits 1 for "no match", `systemctl is-active` 3 for

@@ -48,7 +48,7 @@
 //     every change, returning a [*WithheldError] (errors.Is
 //     [ErrWithheld]) that names the command or the files, never standard
 //     input. [SSHHost] honours it; [GuardDryRun] makes any other Host do
-//     so. A dry run says what the first change of each step would be; it
+//     so, and [Withhold] lets a Host honour it itself. A dry run says what the first change of each step would be; it
 //     cannot say what reads would find after a change it withheld (see
 //     lcm.Plan for the whole hook).
 //

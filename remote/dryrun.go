@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/mgmtkit/mgmtkit/remote/internal/redact"
 )
 
 // A dry run is a context made by [WithDryRun]. Under it, hosts run only
@@ -144,6 +147,26 @@ func withhold(ctx context.Context, e *WithheldError) error {
 	return e
 }
 
+// Withhold is for a [Host] of one's own that honours a dry run itself,
+// as [SSHHost] does, rather than through [GuardDryRun] (package
+// remote/remotetest's Host does): it counts e as a change the dry run of
+// ctx withheld, so that [AnyWithheld] reports it from then on, and
+// returns e, the error the host returns for the change. When e names a
+// command (Args), secrets are scrubbed from the command as
+// [WithheldError.What] shows it: pass the command's [Cmd.Secrets] and the
+// host's own passwords, as SSHHost scrubs both. Outside a dry run it
+// counts nothing.
+func Withhold(ctx context.Context, e *WithheldError, secrets ...Secret) error {
+	if len(e.Args) > 0 {
+		vals := make([]string, len(secrets))
+		for i, s := range secrets {
+			vals[i] = s.Reveal()
+		}
+		e.line = commandShown(e.Args, redact.New(vals...).String)
+	}
+	return withhold(ctx, e)
+}
+
 // withheldCmd is the WithheldError of c on host, shown scrubbed by
 // scrub (nil: as it is).
 func withheldCmd(host string, c Cmd, scrub func(string) string) *WithheldError {
@@ -195,7 +218,7 @@ type guarded struct {
 // Run runs c, or withholds it in a dry run unless it is ReadOnly.
 func (g *guarded) Run(ctx context.Context, c Cmd) (Output, error) {
 	if IsDryRun(ctx) && !c.ReadOnly {
-		return Output{ExitCode: -1}, withhold(ctx, withheldCmd(g.Name(), c, nil))
+		return Output{ExitCode: -1}, Withhold(ctx, &WithheldError{Host: g.Name(), Args: slices.Clone(c.Args), Sudo: c.Sudo}, c.Secrets...)
 	}
 	return g.Host.Run(ctx, c)
 }
@@ -242,7 +265,7 @@ func (g *guarded) WriteFiles(ctx context.Context, files []FileWrite) ([]bool, er
 // holds reports whether the file at path holds content with the mode,
 // owner and group opts sets; false when that cannot be told.
 func (g *guarded) holds(ctx context.Context, path string, content io.Reader, opts FileOptions) (bool, error) {
-	if err := checkPath(path); err != nil {
+	if err := CheckPath(path); err != nil {
 		return false, err
 	}
 	cur, err := g.Host.ReadFile(ctx, path, opts)

@@ -297,3 +297,31 @@ func TestGuardDryRun(t *testing.T) {
 		t.Errorf("/etc/new: %q, %v", data, err)
 	}
 }
+
+// Withhold counts a host's own withheld change in the dry run, and
+// scrubs the secrets it is given from the command; the guard passes a
+// command's Cmd.Secrets to it, as SSHHost scrubs them.
+func TestWithhold(t *testing.T) {
+	ctx := testContext(t)
+	const token = "abcdef.0123456789abcdef"
+	e := &remote.WithheldError{Host: "node-1", Args: []string{"kubeadm", "join", "--token", token}, Sudo: true}
+	if err := remote.Withhold(ctx, e, remote.NewSecret(token)); err != error(e) || remote.AnyWithheld(ctx) {
+		t.Fatalf("outside a dry run: %v, AnyWithheld %v", err, remote.AnyWithheld(ctx))
+	}
+	if want := `run "sudo kubeadm join --token [REDACTED]"`; e.What() != want {
+		t.Errorf("What() = %s, want %s", e.What(), want)
+	}
+	if e.Args[3] != token {
+		t.Errorf("Args = %q: the argv is the command's as it is", e.Args)
+	}
+	dry := remote.WithDryRun(ctx)
+	err := remote.Withhold(dry, &remote.WithheldError{Host: "node-1", Write: []string{"/etc/hosts"}})
+	if we := withheld(t, err); we.What() != "write /etc/hosts" || !remote.AnyWithheld(dry) {
+		t.Errorf("withheld %v, AnyWithheld %v", err, remote.AnyWithheld(dry))
+	}
+
+	srv, _ := fakeHost(t)
+	h := remote.GuardDryRun(plainHost{dialAs(t, srv, "ubuntu", ubuntuPassword, nil)})
+	_, err = h.Run(dry, remote.Cmd{Args: []string{"kubeadm", "join", "--token", token}, Secrets: []remote.Secret{remote.NewSecret(token)}})
+	assertNoSecrets(t, "the guard's withheld error", err.Error(), token)
+}

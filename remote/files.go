@@ -340,7 +340,7 @@ exec cat -- "$1"`
 // ReadFile reads a whole file. See [Host]. Without Sudo it is read over
 // SFTP; with Sudo through `sudo cat`.
 func (h *SSHHost) ReadFile(ctx context.Context, file string, opts FileOptions) ([]byte, error) {
-	if err := checkPath(file); err != nil {
+	if err := CheckPath(file); err != nil {
 		return nil, err
 	}
 	if !opts.Sudo {
@@ -368,8 +368,12 @@ func (h *SSHHost) ReadFile(ctx context.Context, file string, opts FileOptions) (
 	return out.Stdout, nil
 }
 
-// checkPath accepts absolute, clean paths without NUL or newline.
-func checkPath(p string) error {
+// CheckPath returns an error, in remote's words, unless p is a path that
+// [Host.WriteFile], [Host.ReadFile], [ReadFiles], [WriteFiles] and
+// [RemoveFiles] accept: absolute, clean (as path.Clean leaves it),
+// without a NUL byte or a newline, and not "/". A Host of one's own
+// refuses the same paths with it.
+func CheckPath(p string) error {
 	switch {
 	case !path.IsAbs(p):
 		return fmt.Errorf("remote: path %q must be absolute", p)
@@ -426,7 +430,7 @@ func ReadFiles(ctx context.Context, h Host, files []string, opts FileOptions) (m
 		return map[string][]byte{}, nil
 	}
 	for _, f := range files {
-		if err := checkPath(f); err != nil {
+		if err := CheckPath(f); err != nil {
 			return nil, err
 		}
 	}

@@ -265,3 +265,26 @@ func TestReadFiles(t *testing.T) {
 		t.Error("a relative path was accepted")
 	}
 }
+
+// CheckPath accepts what the file operations accept and refuses the rest
+// in remote's words.
+func TestCheckPath(t *testing.T) {
+	for _, p := range []string{"/etc/hosts", "/a", "/home/ubuntu/.kube/config"} {
+		if err := remote.CheckPath(p); err != nil {
+			t.Errorf("CheckPath(%q) = %v, want nil", p, err)
+		}
+	}
+	for p, want := range map[string]string{
+		"etc/hosts":   `remote: path "etc/hosts" must be absolute`,
+		"":            `remote: path "" must be absolute`,
+		"/etc/../etc": `remote: path "/etc/../etc" is not clean (want "/etc")`,
+		"/etc/":       `remote: path "/etc/" is not clean (want "/etc")`,
+		"/a\nb":       `remote: path "/a\nb" contains a NUL or newline`,
+		"/a\x00b":     `remote: path "/a\x00b" contains a NUL or newline`,
+		"/":           `remote: path "/" is not a file`,
+	} {
+		if err := remote.CheckPath(p); err == nil || err.Error() != want {
+			t.Errorf("CheckPath(%q) = %v, want %s", p, err, want)
+		}
+	}
+}

@@ -37,7 +37,7 @@ func RemoveFiles(ctx context.Context, h Host, files, dirs []string, opts FileOpt
 		return removed, nil
 	}
 	for _, p := range append(append([]string(nil), files...), dirs...) {
-		if err := checkPath(p); err != nil {
+		if err := CheckPath(p); err != nil {
 			return removed, err
 		}
 	}

@@ -1,6 +1,7 @@
 package remote_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -210,6 +211,15 @@ func TestExitStatusJudgesSuccess(t *testing.T) {
 	out, err := h.Run(ctx, remote.Command("sh", "-c", "echo warning: noisy >&2; echo ok"))
 	if err != nil || out.String() != "ok" || !strings.Contains(string(out.Stderr), "noisy") {
 		t.Fatalf("Run = %q, %q, %v; want success with stderr kept", out.Stdout, out.Stderr, err)
+	}
+
+	// With writers set (Cmd.Stdout, Cmd.Stderr), standard output goes
+	// to its writer only; standard error goes to its writer and its tail
+	// stays in Output.Stderr.
+	var stdout, stderr bytes.Buffer
+	out, err = h.Run(ctx, remote.Cmd{Args: []string{"sh", "-c", "echo warning: noisy >&2; echo ok"}, Stdout: &stdout, Stderr: &stderr})
+	if err != nil || len(out.Stdout) != 0 || stdout.String() != "ok\n" || stderr.String() != "warning: noisy\n" || string(out.Stderr) != "warning: noisy\n" {
+		t.Fatalf("Run with writers = %q, %q, %v; writers got %q, %q", out.Stdout, out.Stderr, err, stdout.String(), stderr.String())
 	}
 
 	// A non-zero exit is a CommandError carrying host, command, status and stderr.

@@ -176,7 +176,7 @@ func (h *SSHHost) checkWrites(ws []fileWrite) error {
 	sudo := ws[0].opts.Sudo
 	seen := map[string]bool{}
 	for _, s := range ws {
-		if err := checkPath(s.path); err != nil {
+		if err := CheckPath(s.path); err != nil {
 			return err
 		}
 		switch {

@@ -39,7 +39,22 @@
 //   - [remote.ReadFiles] and [remote.RemoveFiles] run shell scripts
 //     through Run; when no rule answers them, the host runs them on its
 //     in-memory files with the output and exit status of the real scripts
-//     under dash, Ubuntu's sh, so steps built on them need no rules.
+//     under dash, Ubuntu's sh, so steps built on them need no rules. So
+//     are answered the read-only probe of RemoveFiles in a dry run and
+//     the `stat -L -c '%a %U %G' -- PATH` of [remote.GuardDryRun].
+//   - A dry run ([remote.WithDryRun], as lcm.Plan makes) is honoured as
+//     [remote.SSHHost] honours it. A command not marked
+//     [remote.Cmd.ReadOnly] is neither answered by a rule nor run: Run
+//     returns the [*remote.WithheldError] SSHHost returns (Host, Args,
+//     Sudo), counted so that [remote.AnyWithheld] reports it. WriteFile
+//     and WriteFiles write nothing: they report unchanged when every
+//     file already holds its bytes, mode and owner, and otherwise
+//     withhold the writes of the files that differ (WithheldError.Write).
+//     The transcript records what was withheld ([Call.Withheld],
+//     [Host.Withheld]); [Host.Commands] lists only what ran. The host
+//     needs no [remote.GuardDryRun]: a guard around it would withhold
+//     commands before they reach it, and its transcript would not show
+//     them.
 //   - The transcript ([Host.Calls], [Host.Commands]) holds every command
 //     with its argv, Sudo, environment and standard input (with the Cmd's
 //     secrets replaced by [remote.Redacted]), and every file read and

@@ -3,10 +3,10 @@ package remotetest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -25,28 +25,11 @@ type File struct {
 	Owner, Group string
 }
 
-// checkPath refuses the paths remote refuses, in remote's words
-// (checkPath in remote/files.go): absolute, clean, without NUL or newline,
-// not "/".
-func checkPath(p string) error {
-	switch {
-	case !path.IsAbs(p):
-		return fmt.Errorf("remote: path %q must be absolute", p)
-	case path.Clean(p) != p:
-		return fmt.Errorf("remote: path %q is not clean (want %q)", p, path.Clean(p))
-	case strings.ContainsAny(p, "\x00\n"):
-		return fmt.Errorf("remote: path %q contains a NUL or newline", p)
-	case p == "/":
-		return errors.New(`remote: path "/" is not a file`)
-	}
-	return nil
-}
-
 // SetFile puts a file on the host before the step runs, owned by root
 // (root:root) with the permission bits of mode, in place of any file at
 // path. It panics if path is not absolute and clean.
 func (h *Host) SetFile(path string, data []byte, mode fs.FileMode) {
-	if err := checkPath(path); err != nil {
+	if err := remote.CheckPath(path); err != nil {
 		panic(err.Error())
 	}
 	h.mu.Lock()
@@ -153,7 +136,7 @@ func (h *Host) ReadFile(ctx context.Context, path string, opts remote.FileOption
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := checkPath(path); err != nil {
+	if err := remote.CheckPath(path); err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
@@ -224,7 +207,7 @@ func (h *Host) write(ctx context.Context, ws []remote.FileWrite, many bool) ([]b
 	sudo := ws[0].Options.Sudo
 	seen := map[string]bool{}
 	for _, w := range ws {
-		if err := checkPath(w.Path); err != nil {
+		if err := remote.CheckPath(w.Path); err != nil {
 			return changed, err
 		}
 		o := w.Options
@@ -241,6 +224,7 @@ func (h *Host) write(ctx context.Context, ws []remote.FileWrite, many bool) ([]b
 		seen[w.Path] = true
 	}
 
+	dry := remote.IsDryRun(ctx)
 	next := make([]File, len(ws))
 	for i, w := range ws {
 		cur := h.files[w.Path]
@@ -248,7 +232,18 @@ func (h *Host) write(ctx context.Context, ws []remote.FileWrite, many bool) ([]b
 		if h.isDir(w.Path) {
 			return make([]bool, len(ws)), h.pathError("writing", "rename", w.Path, syscall.EISDIR)
 		}
-		if !w.Options.Sudo && h.user != "root" {
+		switch {
+		case dry:
+			// A dry run only probes, as SSHHost's write does before it
+			// stages anything (probe and dryWrite in
+			// remote/writefiles.go): the probe hashes a file of the
+			// content's size, which it must be able to read; where the
+			// file could not be created or replaced is found only when
+			// it is staged, which a dry run does not do.
+			if cur != nil && !w.Options.Sudo && !h.mayRead(cur) && len(cur.Data) == len(w.Content) {
+				return make([]bool, len(ws)), h.pathError("writing", "open", w.Path, fs.ErrPermission)
+			}
+		case !w.Options.Sudo && h.user != "root":
 			// A file is created where the user may create files; a file
 			// replaced keeps its owner, which only root may give away
 			// (chown(2): EPERM), and a group other than the user's own
@@ -262,6 +257,9 @@ func (h *Host) write(ctx context.Context, ws []remote.FileWrite, many bool) ([]b
 		next[i] = f
 		changed[i] = cur == nil || !bytes.Equal(cur.Data, f.Data) || cur.Mode != f.Mode || cur.Owner != f.Owner || cur.Group != f.Group
 	}
+	if dry {
+		return h.dryWrite(ctx, ws, changed)
+	}
 	for i, w := range ws {
 		if changed[i] {
 			f := next[i]
@@ -270,6 +268,31 @@ func (h *Host) write(ctx context.Context, ws []remote.FileWrite, many bool) ([]b
 		h.record(Call{Op: OpWriteFile, Path: w.Path, Options: w.Options, Sudo: w.Options.Sudo, Changed: changed[i], Exit: -1})
 	}
 	return changed, nil
+}
+
+// dryWrite ends a write in a dry run: it writes nothing and withholds,
+// in one [*remote.WithheldError], the writes of the files that differ in
+// content, mode, owner or group (differ), as SSHHost's dryWrite does
+// (remote/writefiles.go); it reports every file unchanged. h.mu is held.
+func (h *Host) dryWrite(ctx context.Context, ws []remote.FileWrite, differ []bool) ([]bool, error) {
+	var write []string
+	for i, w := range ws {
+		if differ[i] {
+			write = append(write, w.Path)
+		}
+	}
+	var err error
+	if len(write) > 0 {
+		err = remote.Withhold(ctx, &remote.WithheldError{Host: h.name, Write: write})
+	}
+	for i, w := range ws {
+		c := Call{Op: OpWriteFile, Path: w.Path, Options: w.Options, Sudo: w.Options.Sudo, Exit: -1, Withheld: differ[i]}
+		if differ[i] {
+			c.Err = err
+		}
+		h.record(c)
+	}
+	return make([]bool, len(ws)), err
 }
 
 // desired is the file w makes: a zero mode, owner or group keeps those
@@ -302,51 +325,61 @@ func (h *Host) desired(cur *File, w remote.FileWrite) File {
 const (
 	readFilesName   = "mgmtkit-read-files"
 	removeFilesName = "mgmtkit-remove-files"
+	removeProbeName = "mgmtkit-remove-probe"
 )
 
-// isBuiltin reports whether c is the script of [remote.ReadFiles] or
-// [remote.RemoveFiles], which the host runs on its files.
-func (h *Host) isBuiltin(c remote.Cmd) bool {
+// builtin runs, on the host's files, the commands remote's helpers run
+// through Host.Run: the scripts of [remote.ReadFiles] and
+// [remote.RemoveFiles], the probe of RemoveFiles in a dry run, and the
+// stat of [remote.GuardDryRun]. It reports false for any other command.
+// The output and status are those of the scripts under dash (Debian
+// 12's /bin/sh, 0.5.12) and of coreutils 9.1's stat, found by running
+// them there, as a user without the permissions where it matters.
+func (h *Host) builtin(c remote.Cmd) (Reply, bool) {
 	if len(c.Args) == 0 || path.Base(c.Args[0]) != "sh" {
-		return false
+		return h.stat(c)
 	}
-	switch scriptName(c.Args) {
-	case readFilesName, removeFilesName:
-		return true
-	}
-	return false
-}
-
-// builtin runs the script of remote.ReadFiles or remote.RemoveFiles on
-// the host's files, with the output and status the script has under
-// dash (Debian 12's /bin/sh, 0.5.12), found by running it there as a
-// user without the permissions.
-func (h *Host) builtin(c remote.Cmd) Reply {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out strings.Builder
-	if scriptName(c.Args) == readFilesName {
-		// for f; do if [ -e "$f" ]; then n=$(wc -c < "$f"); echo $n;
-		// head -c "$n" -- "$f"; else echo -; fi; done
-		for _, p := range c.Args[4:] {
-			f, ok := h.files[p]
-			switch {
-			case !ok:
-				out.WriteString("-\n")
-			case !c.Sudo && !h.mayRead(f):
-				// The redirection fails in the command substitution:
-				// dash names its $0 and the script's line, and the
-				// assignment's status 2 stops the script (set -e).
-				return Reply{Stdout: out.String(), Stderr: fmt.Sprintf("%s: 3: cannot open %s: Permission denied\n", readFilesName, p), Exit: 2}
-			default:
-				fmt.Fprintf(&out, "%d\n%s", len(f.Data), f.Data)
-			}
-		}
-		return Reply{Stdout: out.String()}
+	switch scriptName(c.Args) {
+	case readFilesName:
+		return h.readFiles(c), true
+	case removeFilesName:
+		return h.removeFiles(c), true
+	case removeProbeName:
+		return h.removeProbe(c), true
 	}
+	return Reply{}, false
+}
+
+// readFiles is remote.ReadFiles' script; h.mu is held.
+func (h *Host) readFiles(c remote.Cmd) Reply {
+	// for f; do if [ -e "$f" ]; then n=$(wc -c < "$f"); echo $n;
+	// head -c "$n" -- "$f"; else echo -; fi; done
+	var out strings.Builder
+	for _, p := range c.Args[4:] {
+		f, ok := h.files[p]
+		switch {
+		case !ok:
+			out.WriteString("-\n")
+		case !c.Sudo && !h.mayRead(f):
+			// The redirection fails in the command substitution:
+			// dash names its $0 and the script's line, and the
+			// assignment's status 2 stops the script (set -e).
+			return Reply{Stdout: out.String(), Stderr: fmt.Sprintf("%s: 3: cannot open %s: Permission denied\n", readFilesName, p), Exit: 2}
+		default:
+			fmt.Fprintf(&out, "%d\n%s", len(f.Data), f.Data)
+		}
+	}
+	return Reply{Stdout: out.String()}
+}
+
+// removeFiles is remote.RemoveFiles' script; h.mu is held.
+func (h *Host) removeFiles(c remote.Cmd) Reply {
 	// n=$1; shift; files: [ -e ] || [ -L ] → rm -f, echo removed; else
 	// echo absent. Then each directory that is empty is removed: the
 	// model's directories exist only while files lie under them.
+	var out strings.Builder
 	n, err := strconv.Atoi(c.Args[4])
 	if err != nil || n < 0 || 5+n > len(c.Args) {
 		return Reply{Stderr: fmt.Sprintf("%s: 4: Illegal number: %s\n", removeFilesName, c.Args[4]), Exit: 2}
@@ -366,4 +399,90 @@ func (h *Host) builtin(c remote.Cmd) Reply {
 		}
 	}
 	return Reply{Stdout: out.String()}
+}
+
+// removeProbe is the read-only probe of RemoveFiles in a dry run
+// (removeProbeScript in remote/removefiles.go); h.mu is held. Its
+// first argument is the number n of files that follow, the rest are
+// directories. It prints "present" or "absent" for each file, then each
+// directory that would be left empty, every entry of it a file or a
+// directory counted gone before it. Reading needs no permission in the
+// model, whose directories all may be searched and listed.
+func (h *Host) removeProbe(c remote.Cmd) Reply {
+	if len(c.Args) < 5 {
+		// n=$1 under set -u.
+		return Reply{Stderr: removeProbeName + ": 4: 1: parameter not set\n", Exit: 2}
+	}
+	// dash's test(1) takes a number after blanks; on anything else
+	// `[ "$i" -le "$n" ]` says so and is false, so that every
+	// argument is taken for a directory, and the script goes on.
+	n, err := strconv.Atoi(strings.TrimLeft(c.Args[4], " \t\n"))
+	number := err == nil
+	var out, stderr strings.Builder
+	gone := map[string]bool{}
+	for i, p := range c.Args[5:] {
+		if number && i < n {
+			if _, ok := h.files[p]; ok || h.isDir(p) {
+				out.WriteString("present\n")
+				gone[p] = true
+			} else {
+				out.WriteString("absent\n")
+			}
+			continue
+		}
+		if !number {
+			fmt.Fprintf(&stderr, "%s: 10: [: Illegal number: %s\n", removeProbeName, c.Args[4])
+		}
+		if !h.isDir(p) {
+			continue
+		}
+		empty := true
+		for _, e := range h.entries(p) {
+			empty = empty && gone[e]
+		}
+		if empty {
+			out.WriteString(p + "\n")
+			gone[p] = true
+		}
+	}
+	return Reply{Stdout: out.String(), Stderr: stderr.String()}
+}
+
+// entries returns the paths of the entries of directory dir: its files,
+// and its directories, those under which files lie; h.mu is held.
+func (h *Host) entries(dir string) []string {
+	seen := map[string]bool{}
+	for q := range h.files {
+		rest, ok := strings.CutPrefix(q, dir+"/")
+		if !ok {
+			continue
+		}
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			rest = rest[:i]
+		}
+		seen[dir+"/"+rest] = true
+	}
+	return slices.Collect(maps.Keys(seen))
+}
+
+// stat answers `stat -L -c '%a %U %G' -- PATH`, the read-only look of
+// [remote.GuardDryRun] at a file's mode and owners (holds in
+// remote/dryrun.go), for a file of the model or a missing one, with
+// coreutils 9.1's output and status. A directory's mode and owners are
+// not modelled: that needs a rule.
+func (h *Host) stat(c remote.Cmd) (Reply, bool) {
+	if len(c.Args) != 6 || !slices.Equal(c.Args[:5], []string{"stat", "-L", "-c", "%a %U %G", "--"}) {
+		return Reply{}, false
+	}
+	p := c.Args[5]
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f, ok := h.files[p]
+	switch {
+	case ok:
+		return Reply{Stdout: fmt.Sprintf("%o %s %s\n", f.Mode.Perm(), f.Owner, f.Group)}, true
+	case h.isDir(p):
+		return Reply{}, false
+	}
+	return Reply{Stderr: fmt.Sprintf("stat: cannot statx '%s': No such file or directory\n", p), Exit: 1}, true
 }

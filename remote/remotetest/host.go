@@ -71,6 +71,11 @@ type Call struct {
 	Exit int
 	// Unmatched reports a command that no rule answered.
 	Unmatched bool
+	// Withheld reports a command or a file write that a dry run
+	// ([remote.WithDryRun]) withheld: the command was not answered by a
+	// rule nor run, its standard input not read; the file was not
+	// written. Err is the [*remote.WithheldError] the call returned.
+	Withheld bool
 	// Path and Options are the file of a WriteFile or ReadFile and the
 	// options it was given.
 	Path    string
@@ -240,6 +245,17 @@ func (h *Host) Run(ctx context.Context, c remote.Cmd) (remote.Output, error) {
 	if err := ctx.Err(); err != nil {
 		return remote.Output{ExitCode: -1}, err
 	}
+	if remote.IsDryRun(ctx) && !c.ReadOnly {
+		// As SSHHost.Run (remote/ssh.go): a dry run sends no command
+		// that is not ReadOnly, before anything else is looked at, and
+		// returns the WithheldError of its argv, scrubbed of its
+		// secrets; its standard input is not read.
+		err := remote.Withhold(ctx, &remote.WithheldError{Host: h.name, Args: slices.Clone(c.Args), Sudo: c.Sudo}, c.Secrets...)
+		h.mu.Lock()
+		h.record(Call{Op: OpRun, Args: slices.Clone(c.Args), Env: maps.Clone(c.Env), Sudo: c.Sudo, Exit: -1, Withheld: true, Err: err})
+		h.mu.Unlock()
+		return remote.Output{ExitCode: -1}, err
+	}
 	if err := checkCmd(c); err != nil {
 		return remote.Output{}, err
 	}
@@ -277,12 +293,11 @@ func (h *Host) Run(ctx context.Context, c remote.Cmd) (remote.Output, error) {
 	h.mu.Unlock()
 
 	var r Reply
-	switch {
-	case reply != nil:
+	if reply != nil {
 		r = reply(ctx, c, stdin)
-	case h.isBuiltin(c):
-		r = h.builtin(c)
-	default:
+	} else if b, ok := h.builtin(c); ok {
+		r = b
+	} else {
 		err := fmt.Errorf("%s: command %q: %w", h.name, line, ErrUnmatched)
 		h.finish(call, -1, true, err)
 		return remote.Output{ExitCode: -1}, err
@@ -366,7 +381,8 @@ func (h *Host) Calls() []Call {
 	return out
 }
 
-// Commands returns the command lines run so far, oldest first: the argv
+// Commands returns the command lines run so far, oldest first (not those
+// a dry run withheld: see [Host.Withheld]): the argv
 // quoted by [remote.Quote], after "sudo" for a command run as root and
 // "env K=V..." for one with an environment, with the text of a named
 // script (`sh -c SCRIPT NAME ARG...`) shown as "...":
@@ -379,7 +395,22 @@ func (h *Host) Calls() []Call {
 func (h *Host) Commands() []string {
 	var out []string
 	for _, c := range h.Calls() {
-		if c.Op == OpRun {
+		if c.Op == OpRun && !c.Withheld {
+			out = append(out, c.String())
+		}
+	}
+	return out
+}
+
+// Withheld returns what a dry run ([remote.WithDryRun]) withheld so far,
+// oldest first: the command lines (as Commands shows them) that were
+// neither answered nor run, and the files not written, as "WriteFile
+// PATH" (see [Call.String]). A test of a plan may check it lists exactly
+// the changes a real run then makes.
+func (h *Host) Withheld() []string {
+	var out []string
+	for _, c := range h.Calls() {
+		if c.Withheld {
 			out = append(out, c.String())
 		}
 	}

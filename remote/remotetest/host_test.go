@@ -138,7 +138,7 @@ func TestStreamsAndEnv(t *testing.T) {
 	})
 	var stdout, stderr bytes.Buffer
 	out, err := h.Run(t.Context(), remote.Cmd{Args: []string{"printenv", "HTTP_PROXY"}, Env: map[string]string{"HTTP_PROXY": "http://proxy:3128"}, Stdout: &stdout, Stderr: &stderr})
-	if err != nil || stdout.String() != "http://proxy:3128\n" || stderr.String() != "note\n" || len(out.Stdout) != 0 {
+	if err != nil || stdout.String() != "http://proxy:3128\n" || stderr.String() != "note\n" || len(out.Stdout) != 0 || string(out.Stderr) != "note\n" {
 		t.Errorf("streams: stdout %q stderr %q output %+v, %v", stdout.String(), stderr.String(), out, err)
 	}
 	if got := h.Commands(); !slices.Equal(got, []string{"env HTTP_PROXY=http://proxy:3128 printenv HTTP_PROXY"}) {

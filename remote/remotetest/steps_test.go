@@ -3,6 +3,8 @@ package remotetest_test
 import (
 	"context"
 	"errors"
+	"path"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -119,6 +121,133 @@ func TestSetHostsBlockAsOnSSH(t *testing.T) {
 	}
 	if f, _ := double.Stat("/etc/hosts"); f.Owner != "root" || f.Mode != 0o644 {
 		t.Errorf("/etc/hosts on the double is %+v, want root's 0644 kept", f)
+	}
+	if u := double.Unmatched(); len(u) != 0 {
+		t.Errorf("unmatched: %q", u)
+	}
+}
+
+// Steps planned in a dry run, as lcm.Plan plans them (lcm.Do under
+// remote.WithDryRun), report the same results, withheld changes and all,
+// on the double as over SSH, and change nothing on either.
+func TestPlanAsOnSSH(t *testing.T) {
+	const seed = "127.0.0.1\tlocalhost\n"
+	hosts := system.HostsOptions{Block: "k8s-cluster", Entries: []system.HostsEntry{{IP: "10.0.0.5", Names: []string{"master-0"}}}}
+	other := system.HostsOptions{Block: "registry", Entries: []system.HostsEntry{{IP: "10.0.0.9", Names: []string{"registry"}}}}
+	ctx := t.Context()
+	type step struct {
+		name string
+		fn   func(context.Context, remote.Host) (lcm.Result, error)
+	}
+	steps := []step{
+		{"hosts-set", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+			return system.SetHostsBlock(ctx, h, hosts)
+		}},
+		{"hosts-new", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+			return system.SetHostsBlock(ctx, h, other)
+		}},
+		{"containerd", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+			return system.EnsureActive(ctx, h, "containerd")
+		}},
+		{"kubelet", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+			return system.EnsureActive(ctx, h, "kubelet")
+		}},
+		{"remove", func(ctx context.Context, h remote.Host) (lcm.Result, error) {
+			removed, err := remote.RemoveFiles(ctx, h, []string{"/etc/kubernetes/admin.conf", "/etc/kubernetes/pki/ca.crt", "/etc/nosuch"}, []string{"/etc/kubernetes/pki", "/etc/kubernetes"}, remote.FileOptions{Sudo: true})
+			if slices.Contains(removed, true) {
+				return lcm.Changed("removed"), err
+			}
+			return lcm.Unchanged, err
+		}},
+	}
+	plan := func(h remote.Host) []lcm.Result {
+		t.Helper()
+		// /etc/hosts holds the k8s-cluster block already.
+		if _, err := system.SetHostsBlock(ctx, h, hosts); err != nil {
+			t.Fatalf("%s: %v", h.Name(), err)
+		}
+		dry := remote.WithDryRun(ctx)
+		var rs []lcm.Result
+		for _, s := range steps {
+			res, err := lcm.Do(dry, s.name, h.Name(), func(ctx context.Context) (lcm.Result, error) { return s.fn(ctx, h) })
+			if err != nil {
+				t.Fatalf("%s: %s: %v", h.Name(), s.name, err)
+			}
+			rs = append(rs, res)
+		}
+		return rs
+	}
+
+	// systemctl is-active prints the state and exits 0 for active, 3
+	// for inactive (systemctl(1), "is-active"; LSB status codes).
+	srv := sshtest.Start(t, sshtest.Config{Users: []sshtest.User{{Name: "ubuntu", Password: "pw", Sudo: sshtest.SudoNoPassword}}})
+	srv.Handle("/usr/bin/systemctl", func(_ context.Context, p *sshtest.Process) int {
+		switch strings.Join(p.Args[1:], " ") {
+		case "is-active containerd":
+			p.Stdout.Write([]byte("active\n"))
+			return 0
+		case "is-active kubelet":
+			p.Stdout.Write([]byte("inactive\n"))
+			return 3
+		}
+		return p.Errorf("systemctl %q: not modelled by this test", p.Args[1:])
+	})
+	for p, data := range map[string]string{"/etc/hosts": seed, "/etc/kubernetes/admin.conf": "apiVersion: v1\n", "/etc/kubernetes/pki/ca.crt": "CA\n", "/etc/kubernetes/manifests/etcd.yaml": "kind: Pod\n"} {
+		if err := srv.FS().MkdirAll(path.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.FS().WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := srv.RemoteConfig("ubuntu")
+	cfg.Name = "node-1"
+	ssh, err := remote.Dial(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ssh.Close()
+	onSSH := plan(ssh)
+	sshHosts, _ := srv.FS().ReadFile("/etc/hosts")
+	for _, c := range srv.Calls() {
+		if c.Args[0] == "systemctl" && c.Args[1] != "is-active" {
+			t.Errorf("the plan ran %q over SSH", c.Args)
+		}
+	}
+
+	double := remotetest.NewHost("node-1").
+		On(remotetest.Equal("systemctl", "is-active", "containerd"), remotetest.Reply{Stdout: "active\n"}).
+		On(remotetest.Equal("systemctl", "is-active", "kubelet"), remotetest.Reply{Stdout: "inactive\n", Exit: 3})
+	double.SetFile("/etc/hosts", []byte(seed), 0o644)
+	double.SetFile("/etc/kubernetes/admin.conf", []byte("apiVersion: v1\n"), 0o644)
+	double.SetFile("/etc/kubernetes/pki/ca.crt", []byte("CA\n"), 0o644)
+	double.SetFile("/etc/kubernetes/manifests/etcd.yaml", []byte("kind: Pod\n"), 0o644)
+	before := double.Paths()
+	onDouble := plan(double)
+	doubleHosts, _ := double.File("/etc/hosts")
+
+	for i, s := range steps {
+		if !reflect.DeepEqual(onSSH[i], onDouble[i]) {
+			t.Errorf("%s: over SSH %+v (withheld %+v), on the double %+v (withheld %+v)", s.name, onSSH[i], onSSH[i].Withheld, onDouble[i], onDouble[i].Withheld)
+		}
+	}
+	want := []string{"", "would write /etc/hosts", "", `would run "sudo systemctl enable --now kubelet"`,
+		"would remove /etc/kubernetes/admin.conf, /etc/kubernetes/pki/ca.crt, /etc/kubernetes/pki"}
+	for i, r := range onDouble {
+		if r.Detail != want[i] || r.Changed != (want[i] != "") || (r.Withheld != nil) != (want[i] != "") {
+			t.Errorf("%s on the double: %+v, want %q", steps[i].name, r, want[i])
+		}
+	}
+	if string(doubleHosts) != string(sshHosts) || !slices.Equal(double.Paths(), before) {
+		t.Errorf("the plan changed the double: /etc/hosts %q (over SSH %q), files %q", doubleHosts, sshHosts, double.Paths())
+	}
+	if got, want := double.Withheld(), []string{"WriteFile /etc/hosts (sudo)", "sudo systemctl enable --now kubelet"}; !slices.Equal(got, want) {
+		t.Errorf("Withheld() = %q, want %q", got, want)
+	}
+	for _, c := range double.Commands() {
+		if strings.Contains(c, "enable") {
+			t.Errorf("Commands() lists %q, which the plan withheld", c)
+		}
 	}
 	if u := double.Unmatched(); len(u) != 0 {
 		t.Errorf("unmatched: %q", u)
