@@ -48,10 +48,12 @@
 //     every change, returning a [*WithheldError] (errors.Is
 //     [ErrWithheld]) that names the command or the files, never standard
 //     input. [SSHHost] honours it; [GuardDryRun] makes any other Host do
-//     so, and [Withhold] lets a Host honour it itself. A dry run says what the first change of each step would be; it
-//     cannot say what reads would find after a change it withheld (see
-//     lcm.Plan for the whole hook).
+//     so, and [Withhold] lets a Host honour it itself. A dry run says
+//     what the first change of each step would be; it cannot say what
+//     reads would find after a change it withheld (see lcm.Plan for the
+//     whole hook).
 //
 // Tests use the fake host in package remote/sshtest, a real SSH server
-// in-process.
+// in-process, or, for a step that needs no shell, the in-memory Host of
+// package remote/remotetest.
 package remote
