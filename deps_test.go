@@ -93,6 +93,10 @@ func TestNoPackageLinksTesting(t *testing.T) {
 		if !slices.Contains(ds, "testing") {
 			continue
 		}
+		if pkg == module+"/cloudtest" {
+			t.Errorf("cloudtest links the testing package: the kit takes a cloudtest.TB so that a program may start the simulated cloud")
+			continue
+		}
 		if (isTestInfra(pkg) || isTestKit(pkg)) && !imported[pkg] {
 			continue // a helper only tests and helpers import
 		}
