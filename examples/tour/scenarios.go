@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/mgmtkit/mgmtkit/examples/drivers"
 	"github.com/mgmtkit/mgmtkit/examples/internal/world"
 	"github.com/mgmtkit/mgmtkit/heat"
@@ -50,7 +52,7 @@ func scenarios() []scenario {
 		{"cir", "Private container registry VNF and a Kubernetes cluster that uses it (cir-k8s-cluster)", planCIR},
 		{"pv", "Kubernetes cluster with a storage server for PersistentVolumes (pv-k8s-cluster)", planPV},
 		{"kubespray", "Kubernetes cluster deployed with kubespray behind an external load balancer (k8s-mgmtdriver-kubespray)", planKubespray},
-		{"scale", "Worker scale-out and scale-in, heal of a worker, a master and the entire VNF, terminate (mgmt-driver-for-k8s-scale)", planScale},
+		{"scale", "The whole cluster VNF (both registries, the storage server): worker scale-out and scale-in, heal of a worker, a master and the entire VNF, terminate (mgmt-driver-for-k8s-scale)", planScale},
 	}
 }
 
@@ -391,8 +393,18 @@ func planScale(t *tour, s scenario) ([]step, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := t.planCluster("scale-cluster", req, source, sim.ClusterShape{Masters: 3, Workers: 2, MinWorkers: 1}, s.name,
-		needWorkerAspect, needRegistries)
+	needs := []need{needWorkerAspect, needRegistries}
+	if t.in.clusterRequest == nil {
+		// The whole cluster VNF: the cir sample's registries and the pv
+		// sample's storage server with its PersistentVolumes.
+		if req, err = t.withSampleStorage(req); err != nil {
+			return nil, err
+		}
+		source += " with the storage_server and pv_registration_params of " + samples.InstantiatePVCluster
+		t.sayf("  %s\n", source)
+		needs = append(needs, needStorage)
+	}
+	d, err := t.planCluster("scale-cluster", req, source, sim.ClusterShape{Masters: 3, Workers: 2, MinWorkers: 1}, s.name, needs...)
 	if err != nil {
 		return nil, err
 	}
@@ -428,6 +440,13 @@ func planScale(t *tour, s scenario) ([]step, error) {
 	steps = append(steps, t.trustAndPull(d, func() any {
 		return &lcm.InstantiateOp{Instance: d.vnf.Instance(), Request: d.request, Package: t.in.pkg}
 	})...)
+	// With the storage server: its PersistentVolumes, after the build and
+	// after the entire heal.
+	var pvs []step
+	if d.cluster.StorageServer != nil {
+		pvs = append(pvs, t.pvTable(d, func() string { return d.vnf.HostsWithRole(lcm.RoleStorage)[0].NICAddress }, corev1.VolumeAvailable))
+	}
+	steps = append(steps, pvs...)
 
 	// SCALE_OUT: Heat adds members, scale_end joins them.
 	steps = append(steps,
@@ -529,6 +548,9 @@ func planScale(t *tour, s scenario) ([]step, error) {
 			return &lcm.HealOp{Instance: d.vnf.Instance(), Request: &entire, Package: t.in.pkg}
 		}),
 		table,
+	)
+	steps = append(steps, pvs...)
+	steps = append(steps,
 		t.vimToken(d, false),
 		t.pull(d, "every node", func() []*sim.Host {
 			return append(d.vnf.HostsWithRole(lcm.RoleMaster), d.vnf.HostsWithRole(lcm.RoleWorker)...)
@@ -582,6 +604,37 @@ func (t *tour) onlyMasterHeal(d *deployed) step {
 		t.printf("  refused: %v\n", err)
 		return hosts, nil, nil
 	}}
+}
+
+// withSampleStorage returns req with the storage_server and
+// pv_registration_params of the pv sample (made to work here, as
+// sim.Cloud.Request makes it) added to its k8s_cluster_installation_param.
+func (t *tour) withSampleStorage(req *lcm.InstantiateVnfRequest) (*lcm.InstantiateVnfRequest, error) {
+	b, err := t.cloud.Request(samples.InstantiatePVCluster)
+	if err != nil {
+		return nil, err
+	}
+	var pv struct {
+		AdditionalParams struct {
+			K8s struct {
+				StorageServer json.RawMessage `json:"storage_server"`
+				PVs           json.RawMessage `json:"pv_registration_params"`
+			} `json:"k8s_cluster_installation_param"`
+		} `json:"additionalParams"`
+	}
+	if err := json.Unmarshal(b, &pv); err != nil {
+		return nil, fmt.Errorf("sample %s: %w", samples.InstantiatePVCluster, err)
+	}
+	params, err := samples.Patch(req.AdditionalParams, map[string]any{
+		k8s + "storage_server":         pv.AdditionalParams.K8s.StorageServer,
+		k8s + "pv_registration_params": pv.AdditionalParams.K8s.PVs,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := *req
+	out.AdditionalParams = params
+	return &out, nil
 }
 
 func (t *tour) resolveHeal(ctx context.Context, d *deployed, inst *lcm.VnfInstance, req lcm.HealVnfRequest) (heat.HealPlan, error) {
