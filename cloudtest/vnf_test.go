@@ -68,7 +68,7 @@ var simpleRequest = &lcm.InstantiateVnfRequest{FlavourID: "simple"}
 // has succeeded and before Heat's part: it sees the VMs as they were
 // (the workers before a scale, the healed VM still running, every VM
 // before the stack's deletion), and the end hook follows it.
-func TestAfterStartRunsBetweenTheStartHookAndHeat(t *testing.T) {
+func TestVNFAfterStartRunsBetweenTheStartHookAndHeat(t *testing.T) {
 	ctx := ctx(t)
 	v := workersVNF(t)
 	var log []string
@@ -115,7 +115,7 @@ func TestAfterStartRunsBetweenTheStartHookAndHeat(t *testing.T) {
 // end hook does not run, and a failed instantiate leaves the VNF not
 // instantiated. A start hook that fails stops the operation before the
 // AfterStart function. Removed, it no longer runs.
-func TestAfterStartErrorStopsTheOperation(t *testing.T) {
+func TestVNFAfterStartErrorStopsTheOperation(t *testing.T) {
 	ctx := ctx(t)
 	v := workersVNF(t)
 	var log []string

@@ -30,7 +30,7 @@ const brokenEnv = "MGMTKIT_CONFORMANCE_BROKEN_DRIVER"
 // scale-out, naming the new workers that are no nodes, and goes no
 // further. The suite runs in a child test process (its failure must not
 // fail this test), only its ScaleOutAndIn scenario.
-func TestSuiteFailsADriverWhoseScaleEndDoesNothing(t *testing.T) {
+func TestConformanceFailsADriverWhoseScaleEndDoesNothing(t *testing.T) {
 	if os.Getenv(brokenEnv) == "1" {
 		conformance.Run(t, conformance.Options{
 			Driver: func(cfg plumbing.Config) lcm.Driver {

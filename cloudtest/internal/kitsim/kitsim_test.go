@@ -10,7 +10,7 @@ import (
 
 // Of reads the simulated cloud and VNF behind a cloudtest.VNF, and
 // nothing from any other value.
-func TestOf(t *testing.T) {
+func TestOfVNF(t *testing.T) {
 	c := cloudtest.Start(t, cloudtest.Options{})
 	v := c.NewVNF(cloudtest.Topology{Servers: []cloudtest.ServerSpec{{Role: lcm.RoleWorker, Name: "vm", SSHCP: "vm_CP", Login: cloudtest.Login{User: "ubuntu", Password: "ubuntu"}}}})
 	cloud, vnf, ok := kitsim.Of(v)
