@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/mgmtkit/mgmtkit/cloudtest/internal/kitsim"
 	"github.com/mgmtkit/mgmtkit/examples/drivers"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/internal/sim/ubuntu"
@@ -210,7 +211,7 @@ func (c *Cloud) NewVNF(topo Topology) *VNF {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	return &VNF{c: c, sim: v, topo: topo, params: topo.AdditionalParams}
+	return &VNF{c: c, sim: v, topo: topo, params: topo.AdditionalParams, internals: kitsim.New(c.sim, v)}
 }
 
 // AnsibleServer returns kubespray's Ansible server, a VM of the tenant

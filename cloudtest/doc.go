@@ -61,7 +61,9 @@
 // VNFM keeps it between them: additionalParams stored at instantiation,
 // VIM connections added and removed as the hooks' results say. Each
 // operation returns an [Outcome], whose Changed tells a rerun that did
-// nothing from one that did. [Cloud.NewInstantiatedCluster] starts from a
+// nothing from one that did. An operation whose start hook fails stops
+// there, Heat untouched; [VNF.AfterStart] runs a test's checks between a
+// start hook and Heat's part (a drained worker before Heat deletes it). [Cloud.NewInstantiatedCluster] starts from a
 // cluster mgmtkit's kubeadm driver built, every node Ready, so that a
 // scale or heal test has a cluster to act on. [VNF.Kubectl] reaches the
 // Kubernetes world through a master, on either [KubeBackend]; a worker's

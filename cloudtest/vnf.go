@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mgmtkit/mgmtkit/cloudtest/internal/kitsim"
 	"github.com/mgmtkit/mgmtkit/heat"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/kubeapi"
@@ -20,7 +21,9 @@ import (
 // driver's hooks around what Heat does, in the order a VNFM (Tacker)
 // runs them, and keep the instance up to date as the VNFM would: the
 // instantiate request's additionalParams in instantiatedVnfInfo, and the
-// VIM connections each hook's result adds and removes.
+// VIM connections each hook's result adds and removes. An operation whose
+// start hook fails returns its error there, before Heat changes
+// anything, as a VNFM does.
 //
 // Operations are not meant to run concurrently on one VNF.
 type VNF struct {
@@ -28,12 +31,19 @@ type VNF struct {
 	sim  *sim.VNF
 	topo Topology
 	req  *lcm.InstantiateVnfRequest // NewCluster's
+	// internals hand c.sim and sim to this module's conformance suite
+	// (package kitsim), adding nothing to the VNF's API.
+	internals
 
 	mu           sync.Mutex
 	params       json.RawMessage    // instantiatedVnfInfo.additionalParams
 	vims         lcm.VimConnections // vimConnectionInfo, nil until first read
 	instantiated bool               // instantiate_end ran and did not fail; until Terminate
+	afterStart   func(ctx context.Context, start lcm.Hook) error
 }
+
+// internals is embedded in [VNF] under an unexported name.
+type internals = kitsim.Sim
 
 // Outcome is what one lifecycle operation did: the results of its two
 // hooks (Start nil when the operation failed before it; End nil when it
@@ -132,6 +142,41 @@ func (v *VNF) All() []*VM { return v.c.vmsOf(v.sim.Hosts()) }
 // VIP returns the cluster VIP's address, "" when the VNF has none.
 func (v *VNF) VIP() string { return v.sim.VIP() }
 
+// AfterStart has f called in every later operation of the VNF between
+// the start hook and what follows it: once instantiate_start,
+// scale_start, heal_start or terminate_start (start) has succeeded and
+// its result is recorded in [VNF.Instance], before Heat's part of the
+// operation (for [VNF.Instantiate], whose Heat part [Cloud.NewCluster]
+// did, before instantiate_end). It is where a test asserts what the
+// start hook did while the VMs are as they were: a worker drained and
+// out of the cluster before Heat deletes it, a VIM token revoked while
+// the old cluster still runs. An error of f fails the operation there,
+// as a failed start hook does: Heat is left as it was, the end hook does
+// not run, and the operation returns the error. A nil f removes it.
+//
+// f runs on the goroutine that called the operation, so it may fail the
+// test with t.Fatal.
+func (v *VNF) AfterStart(f func(ctx context.Context, start lcm.Hook) error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.afterStart = f
+}
+
+// started runs the [VNF.AfterStart] function, if any, after the start
+// hook of an operation succeeded.
+func (v *VNF) started(ctx context.Context, start lcm.Hook) error {
+	v.mu.Lock()
+	f := v.afterStart
+	v.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	if err := f(ctx, start); err != nil {
+		return fmt.Errorf("cloudtest: after %s: %w", start, err)
+	}
+	return nil
+}
+
 // Instantiate runs instantiate_start and instantiate_end of d with req
 // (nil: the request [Cloud.NewCluster] was given), as the VNFM does around
 // Heat's stack creation, which [Cloud.NewCluster] and [Cloud.NewVNF]
@@ -158,6 +203,9 @@ func (v *VNF) Instantiate(ctx context.Context, d lcm.Driver, req *lcm.Instantiat
 	out.Start, err = lcm.Invoke(ctx, d, lcm.InstantiateStart, &lcm.InstantiateOp{Instance: v.Instance(), Request: req, Package: v.c.pkg})
 	v.record(out.Start)
 	if err != nil {
+		return out, err
+	}
+	if err := v.started(ctx, lcm.InstantiateStart); err != nil {
 		return out, err
 	}
 	v.setInstantiated(true)
@@ -230,6 +278,9 @@ func (v *VNF) scale(ctx context.Context, d lcm.Driver, req *lcm.ScaleVnfRequest,
 	if err != nil {
 		return out, err
 	}
+	if err := v.started(ctx, lcm.ScaleStart); err != nil {
+		return out, err
+	}
 	changed, err := heat()
 	out.VMs = v.c.vmsOf(changed)
 	if err != nil {
@@ -284,6 +335,9 @@ func (v *VNF) Heal(ctx context.Context, d lcm.Driver, vms ...*VM) (Outcome, erro
 	if err != nil {
 		return out, err
 	}
+	if err := v.started(ctx, lcm.HealStart); err != nil {
+		return out, err
+	}
 	targets, opts := v.sim.Hosts(), sim.HealOptions{}
 	if len(vms) > 0 {
 		targets, opts = nil, sim.HealOptions{NewAddresses: true}
@@ -318,6 +372,9 @@ func (v *VNF) Terminate(ctx context.Context, d lcm.Driver) (Outcome, error) {
 	out.Start, err = lcm.Invoke(ctx, d, lcm.TerminateStart, &lcm.TerminateOp{Instance: v.Instance(), Request: req, Package: v.c.pkg})
 	v.record(out.Start)
 	if err != nil {
+		return out, err
+	}
+	if err := v.started(ctx, lcm.TerminateStart); err != nil {
 		return out, err
 	}
 	inst := v.Instance()

@@ -14,16 +14,20 @@
 //		})
 //	}
 //
-// [Run] plays the VNFM against the simulated cloud of package cloudtest,
-// as Tacker does: it builds the sample request's VNF in Heat, calls every
-// hook through the [lcm.Driver] interface ([lcm.Invoke]) with the SOL003
+// [Run] is a user of package cloudtest: each scenario starts a
+// [cloudtest.Cloud], builds the sample request's VNF in Heat
+// ([cloudtest.Cloud.NewCluster]) and runs the VNF's lifecycle operations
+// with the driver ([cloudtest.VNF.Instantiate], ScaleOut, ScaleIn, Heal,
+// Terminate), which play the VNFM as Tacker does: every hook called
+// through the [lcm.Driver] interface ([lcm.Invoke]) with the SOL003
 // operation a VNFM builds (the instance with its vimConnectionInfo and,
 // after instantiation, instantiatedVnfInfo with the stored
-// additionalParams), changes Heat between the start and end hooks in
+// additionalParams), Heat changed between the start and end hooks in
 // Tacker's order (a scale-out's new VMs, a scale-in's removed ones, a
 // healed VM replaced with new addresses, every VM of an entire heal, the
-// stack deleted at terminate) and keeps the VIM connections the hooks add
-// and remove, as a VNFM persists them.
+// stack deleted at terminate), and the VIM connections the hooks add and
+// remove kept as a VNFM persists them. What a start hook must have done
+// is asserted between it and Heat's part ([cloudtest.VNF.AfterStart]).
 //
 // The assertions are outcomes in the cloud, whatever the driver did to
 // get there: the cluster's nodes are exactly the VNF's masters and
@@ -65,6 +69,9 @@ type Options struct {
 	// github.com/mgmtkit/mgmtkit/cloudtest/realkube) for a real control
 	// plane.
 	Kube cloudtest.KubeBackend
+	// Packages are added to every VM's apt catalog, for a driver that
+	// installs packages of its own (see cloudtest.Options.Packages).
+	Packages []cloudtest.Package
 	// Sample is the instantiate request, one of package samples' cluster
 	// requests (samples.InstantiateCIRCluster when empty,
 	// samples.InstantiatePVCluster, samples.InstantiateKubespray), with
@@ -73,10 +80,12 @@ type Options struct {
 	// its parameters name.
 	Sample string
 	// Setup, when set, runs in each scenario before the VNF is built,
-	// with what the scenario is about to send: the place for what the
-	// sample needs around it, such as a shorter drain timeout of the
-	// driver's own parameters (a drain a PodDisruptionBudget blocks must
-	// fail within the scenario).
+	// with the scenario's cloud and the request it is about to send: the
+	// place for what the sample needs around it, such as a shorter drain
+	// timeout of the driver's own parameters (a drain a
+	// PodDisruptionBudget blocks must fail within the scenario) or a
+	// server of its own the request names (built with
+	// [cloudtest.Cloud.NewVNF]).
 	Setup func(t *testing.T, env *Env)
 	// MasterHeal says whether the driver heals a master. False: a
 	// master's heal must be refused at heal_start before anything
@@ -87,6 +96,8 @@ type Options struct {
 
 // Env is a scenario as [Options.Setup] sees it.
 type Env struct {
+	// Cloud is the scenario's simulated cloud, with no VNF yet.
+	Cloud *cloudtest.Cloud
 	// Request is the instantiate request the scenario sends; Setup may
 	// change it (its additionalParams with samples.Patch). The VNF is
 	// built from it after Setup.

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/mgmtkit/mgmtkit/cloudtest"
 	"github.com/mgmtkit/mgmtkit/internal/kubescenarios"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/kubeapi"
@@ -18,7 +19,7 @@ import (
 // scenario is a VNF of shape and the steps run on it, in order.
 type scenario struct {
 	name  string
-	shape sim.ClusterShape
+	shape cloudtest.Shape
 	steps []step
 }
 
@@ -37,13 +38,13 @@ func scenarios(opts Options) []scenario {
 		healMaster = step{"HealMasterRefused", healMasterRefusedStep}
 	}
 	return []scenario{
-		{"SingleMaster", sim.ClusterShape{Masters: 1, Workers: 2}, []step{
+		{"SingleMaster", cloudtest.Shape{Masters: 1, Workers: 2}, []step{
 			instantiate, {"Rerun", rerunStep}, terminate,
 		}},
-		{"ThreeMasters", sim.ClusterShape{Masters: 3, Workers: 2}, []step{
+		{"ThreeMasters", cloudtest.Shape{Masters: 3, Workers: 2}, []step{
 			instantiate, {"HealWorker", healStep(lcm.RoleWorker)}, healMaster, {"HealEntire", healEntireStep}, terminate,
 		}},
-		{"ScaleOutAndIn", sim.ClusterShape{Masters: 1, Workers: 1, MinWorkers: 1}, []step{
+		{"ScaleOutAndIn", cloudtest.Shape{Masters: 1, Workers: 1, MinWorkers: 1}, []step{
 			instantiate, {"ScaleOut", scaleOutStep}, {"ScaleIn", scaleInStep}, {"ScaleInBlockedByABudget", scaleInBlockedStep},
 		}},
 	}
@@ -84,11 +85,12 @@ func terminateStep(t *testing.T, v *vnfm) {
 	vim := v.kubernetesVIM(t)
 	token, _ := vim.AccessInfo["bearer_token"].(string)
 	v.terminate(t, func() { v.world(t).AssertVIMToken(token, false) })
-	if slices.ContainsFunc(v.vims, isKubernetes) {
-		t.Errorf("after terminate the instance keeps the Kubernetes VIM: %v", v.vims)
+	vims := v.vims()
+	if slices.ContainsFunc(vims, isKubernetes) {
+		t.Errorf("after terminate the instance keeps the Kubernetes VIM: %v", vims)
 	}
-	if _, ok := v.vims.ByID(v.cloud.VimConnection().ID); !ok {
-		t.Errorf("terminate removed the OpenStack VIM connection: %v", v.vims)
+	if _, ok := vims.ByID(v.cloud.VimConnection().ID); !ok {
+		t.Errorf("terminate removed the OpenStack VIM connection: %v", vims)
 	}
 }
 
@@ -96,19 +98,20 @@ func terminateStep(t *testing.T, v *vnfm) {
 // Ready node, every node Ready, the VIM working.
 func healStep(role lcm.Role) func(*testing.T, *vnfm) {
 	return func(t *testing.T, v *vnfm) {
-		hs := v.vnf.HostsWithRole(role)
-		old := hs[len(hs)-1]
+		vms := v.vnf.VMs(role)
+		old := vms[len(vms)-1]
 		healed, _, err := v.heal(t, old)
 		if err != nil {
-			t.Fatalf("heal_start of the %s %s: %v", role, old.Resource, err)
+			t.Fatalf("heal_start of the %s %s: %v", role, old.Name(), err)
 		}
 		w := v.world(t)
 		nodes := w.Nodes()
-		if n, ok := kubescenarios.NodeAt(nodes, old.NICAddress); ok {
-			t.Errorf("the healed %s's old node %s (%s) is still in the cluster", role, n.Name, old.NICAddress)
+		oldAddr, newAddr := old.Node().NICAddress, healed.Node().NICAddress
+		if n, ok := kubescenarios.NodeAt(nodes, oldAddr); ok {
+			t.Errorf("the healed %s's old node %s (%s) is still in the cluster", role, n.Name, oldAddr)
 		}
-		if n, ok := kubescenarios.NodeAt(nodes, healed.NICAddress); !ok || !kubescenarios.Ready(n) {
-			t.Errorf("the %s's new VM (%s) is not a Ready node: found %v", role, healed.NICAddress, ok)
+		if n, ok := kubescenarios.NodeAt(nodes, newAddr); !ok || !kubescenarios.Ready(n) {
+			t.Errorf("the %s's new VM (%s) is not a Ready node: found %v", role, newAddr, ok)
 		}
 		w.AssertNodes()
 		v.assertVIM(t)
@@ -121,10 +124,10 @@ func healStep(role lcm.Role) func(*testing.T, *vnfm) {
 func healMasterRefusedStep(t *testing.T, v *vnfm) {
 	w := v.world(t)
 	before := uids(w.Nodes())
-	m := v.vnf.HostsWithRole(lcm.RoleMaster)[0]
+	m := v.vnf.VMs(lcm.RoleMaster)[0]
 	_, res, err := v.heal(t, m)
 	if err == nil {
-		t.Fatalf("heal_start of the master %s succeeded; Options.MasterHeal is false: it must be refused", m.Resource)
+		t.Fatalf("heal_start of the master %s succeeded; Options.MasterHeal is false: it must be refused", m.Name())
 	}
 	if res != nil && res.Changed() {
 		t.Errorf("the refused heal_start changed %+v", res.Steps)
@@ -141,8 +144,8 @@ func healEntireStep(t *testing.T, v *vnfm) {
 	token, _ := v.kubernetesVIM(t).AccessInfo["bearer_token"].(string)
 	v.healEntire(t, func() {
 		w.AssertVIMToken(token, false)
-		if slices.ContainsFunc(v.vims, isKubernetes) {
-			t.Errorf("heal_start of the entire VNF kept the Kubernetes VIM: %v", v.vims)
+		if vims := v.vims(); slices.ContainsFunc(vims, isKubernetes) {
+			t.Errorf("heal_start of the entire VNF kept the Kubernetes VIM: %v", vims)
 		}
 	})
 	if w.ClusterOf() == old {
@@ -159,9 +162,12 @@ func scaleOutStep(t *testing.T, v *vnfm) {
 	before := uids(w.Nodes())
 	added := v.scaleOut(t, 2)
 	nodes := w.Nodes()
-	for _, h := range added {
-		if n, ok := kubescenarios.NodeAt(nodes, h.NICAddress); !ok || !kubescenarios.Ready(n) {
-			t.Errorf("the new worker %s (%s) is not a Ready node", h.Resource, h.NICAddress)
+	if len(added) != 2 {
+		t.Errorf("the scale-out by two added %d VMs", len(added))
+	}
+	for _, vm := range added {
+		if n, ok := kubescenarios.NodeAt(nodes, vm.Node().NICAddress); !ok || !kubescenarios.Ready(n) {
+			t.Errorf("the new worker %s (%s) is not a Ready node", vm.Name(), vm.Node().NICAddress)
 		}
 	}
 	for name, uid := range before {
@@ -181,17 +187,18 @@ func scaleInStep(t *testing.T, v *vnfm) {
 	w.CreateWeb()
 	w.WebPodsSettled("")
 	victim, node, _ := v.victimWithPods(t)
-	if err := v.scaleInStart(t); err != nil {
+	err := v.scaleIn(t, victim, func() {
+		if _, ok := kubescenarios.NodeAt(w.Nodes(), victim.NICAddress); ok {
+			t.Fatalf("the removed worker %s is still a node", victim.Resource)
+		}
+		if v.sim.Kube().ClusterOf(victim.Machine) != nil {
+			t.Errorf("the removed worker %s still runs the cluster's kubelet (not reset)", victim.Resource)
+		}
+		w.WebPodsSettled(node)
+	})
+	if err != nil {
 		t.Fatalf("scale_start: %v", err)
 	}
-	if _, ok := kubescenarios.NodeAt(w.Nodes(), victim.NICAddress); ok {
-		t.Fatalf("the removed worker %s is still a node", victim.Resource)
-	}
-	if v.cloud.Kube().ClusterOf(victim.Machine) != nil {
-		t.Errorf("the removed worker %s still runs the cluster's kubelet (not reset)", victim.Resource)
-	}
-	w.WebPodsSettled(node)
-	v.scaleInEnd(t, victim)
 	w.AssertNodes()
 }
 
@@ -203,7 +210,8 @@ func scaleInBlockedStep(t *testing.T, v *vnfm) {
 	w := v.world(t)
 	w.CreateWebBudget()
 	victim, node, pods := v.victimWithPods(t)
-	err := v.scaleInStart(t)
+	workers := vmNames(v.vnf.VMs(lcm.RoleWorker))
+	err := v.scaleIn(t, victim, nil)
 	if err == nil {
 		t.Fatalf("scale_start of %s succeeded past a PodDisruptionBudget that allows no disruption", node)
 	}
@@ -218,12 +226,13 @@ func scaleInBlockedStep(t *testing.T, v *vnfm) {
 	if got := w.WebPods()[node]; !sameStrings(got, pods) {
 		t.Errorf("the web pods on %s after the blocked drain: %v, were %v", node, got, pods)
 	}
+	if got := vmNames(v.vnf.VMs(lcm.RoleWorker)); !slices.Equal(got, workers) {
+		t.Errorf("Heat's workers after the failed scale_start: %v, were %v", got, workers)
+	}
 	w.DeleteWebBudget()
-	if err := v.scaleInStart(t); err != nil {
+	if err := v.scaleIn(t, victim, func() { w.WebPodsSettled(node) }); err != nil {
 		t.Fatalf("scale_start without the budget: %v", err)
 	}
-	w.WebPodsSettled(node)
-	v.scaleInEnd(t, victim)
 	w.AssertNodes()
 }
 
@@ -242,6 +251,15 @@ func (v *vnfm) victimWithPods(t *testing.T) (*sim.Host, string, []string) {
 		t.Fatalf("no web pod runs on %s, the worker to remove", node.Name)
 	}
 	return victim, node.Name, pods
+}
+
+// vmNames returns the VMs' names.
+func vmNames(vms []*cloudtest.VM) []string {
+	var out []string
+	for _, vm := range vms {
+		out = append(out, vm.Name())
+	}
+	return out
 }
 
 // sameStrings reports whether a and b hold the same strings.
@@ -278,13 +296,14 @@ func isKubernetes(c lcm.VimConnectionInfo) bool { return c.VimType == kubeapi.Vi
 func (v *vnfm) kubernetesVIM(t *testing.T) lcm.VimConnectionInfo {
 	t.Helper()
 	var found []lcm.VimConnectionInfo
-	for _, c := range v.vims {
+	vims := v.vims()
+	for _, c := range vims {
 		if isKubernetes(c) {
 			found = append(found, c)
 		}
 	}
 	if len(found) != 1 {
-		t.Fatalf("the instance has %d Kubernetes VIM connections (vimType %q), want 1: %v", len(found), kubeapi.VimTypeKubernetes, v.vims)
+		t.Fatalf("the instance has %d Kubernetes VIM connections (vimType %q), want 1: %v", len(found), kubeapi.VimTypeKubernetes, vims)
 	}
 	return found[0]
 }
@@ -303,7 +322,7 @@ func (v *vnfm) assertVIM(t *testing.T) lcm.VimConnectionInfo {
 	u, err := url.Parse(endpoint)
 	if err != nil || u.Scheme != "https" || u.Port() == "" {
 		t.Errorf("the VIM's endpoint %q is no https URL with a port: %v", endpoint, err)
-	} else if got, err := v.cloud.Kube().Dial(nil, u.Host); err != nil || got != kc {
+	} else if got, err := v.sim.Kube().Dial(nil, u.Host); err != nil || got != kc {
 		t.Errorf("the VIM's endpoint %s does not reach the cluster's API server: %v", endpoint, err)
 	}
 	if ca, ok := vim.InterfaceInfo["ssl_ca_cert"].(string); ok && !strings.Contains(ca, strings.TrimSpace(string(kc.CACert))) {
