@@ -16,7 +16,7 @@ import (
 // renamed kube-master to kube_control_plane, PR #7552 replaced "-" by "_"
 // in every group name). Every release since maps the old names
 // (kube-master, kube-node, k8s-cluster, calico-rr) to these, so the old
-// names are never written (storage-kubespray-facts §1.3).
+// names are never written (kubespray v2.31.0 docs/ansible/inventory.md).
 const (
 	groupControlPlane = "kube_control_plane"
 	groupEtcd         = "etcd"

@@ -254,7 +254,10 @@ func TestFailedTaskAndHang(t *testing.T) {
 }
 
 func TestRecapLineMatchesAnsible(t *testing.T) {
-	// storage-kubespray-facts.md §2, the local experiment's RECAP.
+	// The PLAY RECAP line as ansible-core prints it (v2.14.17 and
+	// v2.18.0rc1 lib/ansible/plugins/callback/default.py
+	// v2_playbook_on_stats: "%-26s : ok=%-4s changed=%-4s ..."), checked
+	// against a local run's RECAP.
 	for _, c := range []struct {
 		host string
 		c    ansible.Counts
