@@ -73,18 +73,18 @@ command -v sftp >/dev/null || missing+=(openssh-client)
 [ -x /usr/bin/sshpass ] || missing+=(sshpass)
 if [ ${#missing[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-		echo "==> installing ${missing[*]}"
+		echo "==> installing ${missing[*]} [${SECONDS}s]"
 		export DEBIAN_FRONTEND=noninteractive
 		apt-get update -qq
 		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 	else
-		echo "==> not installing ${missing[*]} (needs root and apt-get): the real-sshd and real-runtime tests will be skipped"
+		echo "==> not installing ${missing[*]} (needs root and apt-get): the real-sshd and real-runtime tests will be skipped [${SECONDS}s]"
 	fi
 fi
 
 nfs_cache=${XDG_CACHE_HOME:-$HOME/.cache}/mgmtkit/nfs-kernel-server
 if [ ! -x "$nfs_cache/usr/sbin/exportfs" ] && command -v apt-get >/dev/null; then
-	echo "==> unpacking Debian's nfs-kernel-server into $nfs_cache (for exportfs)"
+	echo "==> unpacking Debian's nfs-kernel-server into $nfs_cache (for exportfs) [${SECONDS}s]"
 	tmp=$(mktemp -d)
 	# As root, apt drops to the _apt user, who cannot write to $tmp.
 	sandbox=()
@@ -95,7 +95,7 @@ if [ ! -x "$nfs_cache/usr/sbin/exportfs" ] && command -v apt-get >/dev/null; the
 		mkdir -p "$(dirname "$nfs_cache")" && rm -rf "$nfs_cache" && mv "$tmp/root" "$nfs_cache"; then
 		:
 	else
-		echo "==> could not unpack nfs-kernel-server: realtest's exportfs tests will fail saying so"
+		echo "==> could not unpack nfs-kernel-server: realtest's exportfs tests will fail saying so [${SECONDS}s]"
 	fi
 	rm -rf "$tmp"
 fi
@@ -105,11 +105,11 @@ fi
 
 gobin=$(go env GOPATH)/bin
 if ! "$gobin/staticcheck" -version 2>/dev/null | grep -q "(${STATICCHECK_VERSION#v})"; then
-	echo "==> installing staticcheck $STATICCHECK_VERSION"
+	echo "==> installing staticcheck $STATICCHECK_VERSION [${SECONDS}s]"
 	GOFLAGS= go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
 fi
 
-echo "==> gofmt"
+echo "==> gofmt [${SECONDS}s]"
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then
 	echo "gofmt would change:"
@@ -123,24 +123,26 @@ fi
 # module that requires mgmtkit (a replace directive to this checkout), so
 # each check runs in every module.
 for mod in . realtest cloudtest/realkube examples/userdriver; do
-	echo "==> go vet ($mod)"
+	echo "==> go vet ($mod) [${SECONDS}s]"
 	(cd "$mod" && go vet ./...)
 
-	echo "==> staticcheck ($mod)"
+	echo "==> staticcheck ($mod) [${SECONDS}s]"
 	(cd "$mod" && "$gobin/staticcheck" ./...)
 done
 
-echo "==> go test -race (.)"
+echo "==> go test -race (.) [${SECONDS}s]"
 go test -race -count=1 "$@" ./...
 
-echo "==> go test -race (examples/userdriver: a user's driver tested with the public kit)"
+echo "==> go test -race (examples/userdriver: a user's driver tested with the public kit) [${SECONDS}s]"
 (cd examples/userdriver && go test -race -count=1 "$@" ./...)
 
-echo "==> go test -race (realtest)"
+echo "==> go test -race (realtest) [${SECONDS}s]"
 (cd realtest && go test -race -count=1 "$@" ./...)
 
 # Not under -race: the race detector would compile k8s.io/kubernetes a
 # second time (another cold build) and slow the API server several-fold;
 # the same scenarios run under -race on the in-memory model above.
-echo "==> go test (cloudtest/realkube: the conformance suite and the kubeadm scenarios against a real control plane)"
+echo "==> go test (cloudtest/realkube: the conformance suite and the kubeadm scenarios against a real control plane) [${SECONDS}s]"
 (cd cloudtest/realkube && go test -count=1 -timeout 45m "$@" ./...)
+
+echo "==> all passed in ${SECONDS}s"
