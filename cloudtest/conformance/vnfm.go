@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/mgmtkit/mgmtkit/cloudtest"
-	"github.com/mgmtkit/mgmtkit/cloudtest/internal/kitsim"
 	"github.com/mgmtkit/mgmtkit/examples/drivers"
+	"github.com/mgmtkit/mgmtkit/internal/kitsim"
 	"github.com/mgmtkit/mgmtkit/internal/kubescenarios"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/lcm"
