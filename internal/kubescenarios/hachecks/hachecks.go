@@ -62,7 +62,6 @@ const apiPort = "16443"
 //     VIP's new holder. The cluster is left so: the suite's terminate
 //     then goes through the new holder too.
 func Check(t *testing.T, stage conformance.Stage, env *conformance.Env) {
-	t.Helper()
 	if len(env.VNF.VMs(lcm.RoleMaster)) < 2 {
 		return // kubeadm.Topology.HA: no VIP with one master
 	}
