@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mgmtkit/mgmtkit/cloudtest/internal/kitsim"
 	"github.com/mgmtkit/mgmtkit/heat"
+	"github.com/mgmtkit/mgmtkit/internal/kitsim"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/kubeapi"
 	"github.com/mgmtkit/mgmtkit/lcm"

@@ -24,11 +24,11 @@ import (
 	"github.com/mgmtkit/mgmtkit/system"
 )
 
-// The kubeadm-specific scenarios (the HA topology, etcd membership
-// across heals, a forced scale-in past a budget) the real control plane
-// judges too (cloudtest/realkube), on the in-memory model. The
-// scenarios any cluster driver must pass are the conformance suite's,
-// which examples/drivers runs on kubeadm's driver.
+// The kubeadm-specific scenarios (a forced scale-in past a budget) the
+// real control plane judges too (cloudtest/realkube), on the in-memory
+// model. The scenarios any cluster driver must pass are the conformance
+// suite's, which examples/drivers runs on kubeadm's driver with the
+// checks of its HA topology at the suite's stages (package hachecks).
 func TestScenarios(t *testing.T) {
 	kubescenarios.Run(t, sim.Options{})
 }

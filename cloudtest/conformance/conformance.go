@@ -41,6 +41,13 @@
 // and it is revoked at terminate_start (and before an entire heal) and
 // removed from the instance's vimConnectionInfo at the end.
 //
+// What a driver promises beyond that, the suite checks with the driver's
+// own function ([Options.Check]) at named stages of its scenarios
+// ([Stage]): mgmtkit's kubeadm driver has its HA control plane checked
+// there (the VIP, etcd's members, HAProxy's backends and /etc/hosts
+// across the heals, the VIP's failover before terminate), in the same
+// run as the suite's assertions.
+//
 // The Kubernetes behind the clusters is the in-memory model by default,
 // fast; [Options.Kube] switches to a real control plane (kube-apiserver,
 // the controllers, the scheduler and etcd) from the module
@@ -92,17 +99,74 @@ type Options struct {
 	// changes (kubespray cannot heal a control-plane node), and the
 	// VNFM goes no further.
 	MasterHeal bool
+	// Check, when set, checks what the driver promises beyond what the
+	// suite asks of every driver, at each [Stage] of the scenarios (its
+	// constants say which scenario and step each belongs to). It runs
+	// after the suite's own assertions of the step, as a subtest of the
+	// step named after the stage
+	// (TestConformance/ThreeMasters/HealMaster/AfterMasterHeal): its
+	// failure fails the step, and the scenario goes no further. env is
+	// the scenario's, with its VNF as the stage left it; a check may
+	// tell the scenarios apart by the VNF's shape (one master or three).
+	Check func(t *testing.T, stage Stage, env *Env)
 }
 
-// Env is a scenario as [Options.Setup] sees it.
+// Env is a scenario as [Options.Setup] and [Options.Check] see it.
 type Env struct {
-	// Cloud is the scenario's simulated cloud, with no VNF yet.
+	// Cloud is the scenario's simulated cloud; in Setup with no VNF yet.
 	Cloud *cloudtest.Cloud
 	// Request is the instantiate request the scenario sends; Setup may
 	// change it (its additionalParams with samples.Patch). The VNF is
-	// built from it after Setup.
+	// built from it after Setup. A Check reads it (the driver's
+	// parameters) and must not change it.
 	Request *lcm.InstantiateVnfRequest
+	// VNF is the scenario's VNF at a Check's stage: its VMs and VIP, and
+	// its instance as the VNFM stores it (the VIM connections the hooks
+	// added). Nil in Setup, which runs before it is built.
+	VNF *cloudtest.VNF
+	// Healed is, at [AfterWorkerHeal] and [AfterMasterHeal], the VM the
+	// heal replaced: it no longer answers, and its Name, Role and Node
+	// (the addresses it had, which the new VM does not) stay as they
+	// were. Nil at the other stages.
+	Healed *cloudtest.VM
 }
+
+// Stage is a point in [Run]'s scenarios where [Options.Check] runs, its
+// value the name of the check's subtest. A stage "after" an operation
+// comes once the operation's end hook has run and the suite has
+// asserted the outcome.
+type Stage string
+
+// The stages, in the order a scenario reaches them.
+const (
+	// AfterInstantiate: the VNF instantiated, in every scenario
+	// (SingleMaster, ThreeMasters, ScaleOutAndIn; not after
+	// SingleMaster's Rerun). The Kubernetes VIM connection is in the
+	// instance.
+	AfterInstantiate Stage = "AfterInstantiate"
+	// AfterScaleOut: ScaleOutAndIn's scale-out by two workers done.
+	AfterScaleOut Stage = "AfterScaleOut"
+	// AfterScaleIn: a scale-in by one worker done, in ScaleOutAndIn:
+	// after its ScaleIn step's, and after its ScaleInBlockedByABudget
+	// step's last scale-in (the budget deleted).
+	AfterScaleIn Stage = "AfterScaleIn"
+	// AfterWorkerHeal: ThreeMasters' heal of a worker done (Heat gave
+	// the new VM new addresses); [Env.Healed] is the worker replaced.
+	AfterWorkerHeal Stage = "AfterWorkerHeal"
+	// AfterMasterHeal: ThreeMasters' heal of a master done, as for a
+	// worker; [Env.Healed] is the master replaced. Not reached with
+	// [Options.MasterHeal] false: the heal is refused.
+	AfterMasterHeal Stage = "AfterMasterHeal"
+	// AfterEntireHeal: ThreeMasters' heal of the entire VNF done: every
+	// VM replaced (same addresses), a new cluster built.
+	AfterEntireHeal Stage = "AfterEntireHeal"
+	// BeforeTerminate: the last stage of SingleMaster and ThreeMasters
+	// (in ThreeMasters after AfterEntireHeal), at the start of their
+	// Terminate step, before terminate_start. A check may leave the
+	// cluster degraded here as a fault would (kubeadm's stops HAProxy
+	// on the VIP's holder): terminate must still succeed after it.
+	BeforeTerminate Stage = "BeforeTerminate"
+)
 
 // Run runs the scenarios as subtests, each on a simulated cloud of its
 // own, one after the other (a real control plane holds a few hundred
@@ -119,7 +183,8 @@ type Env struct {
 //     scale_start fails naming the pods, the node is kept; without the
 //     budget the scale-in is done).
 //
-// A step runs only when those before it passed.
+// A step runs only when those before it passed. [Options.Check] runs at
+// the [Stage]s of the steps, within them.
 func Run(t *testing.T, opts Options) {
 	t.Helper()
 	if opts.Driver == nil {

@@ -60,6 +60,7 @@ func instantiateStep(t *testing.T, v *vnfm) {
 		t.Fatalf("instantiate_end adds %d VIM connections, want the cluster's", n)
 	}
 	v.assertVIM(t)
+	v.check(t, AfterInstantiate, nil)
 }
 
 // rerunStep: the same instantiate_end again changes nothing (no host
@@ -80,8 +81,13 @@ func rerunStep(t *testing.T, v *vnfm) {
 
 // terminateStep: terminate_start revokes the VIM token while the cluster
 // runs; after terminate_end (the VMs gone) the instance has no
-// Kubernetes VIM connection left, and the OpenStack one.
+// Kubernetes VIM connection left, and the OpenStack one. The
+// BeforeTerminate check runs first; when it fails, nothing is
+// terminated.
 func terminateStep(t *testing.T, v *vnfm) {
+	if !v.check(t, BeforeTerminate, nil) {
+		return
+	}
 	vim := v.kubernetesVIM(t)
 	token, _ := vim.AccessInfo["bearer_token"].(string)
 	v.terminate(t, func() { v.world(t).AssertVIMToken(token, false) })
@@ -97,6 +103,10 @@ func terminateStep(t *testing.T, v *vnfm) {
 // healStep heals the last VM of role: its old node is gone, its new VM a
 // Ready node, every node Ready, the VIM working.
 func healStep(role lcm.Role) func(*testing.T, *vnfm) {
+	stage := AfterWorkerHeal
+	if role == lcm.RoleMaster {
+		stage = AfterMasterHeal
+	}
 	return func(t *testing.T, v *vnfm) {
 		vms := v.vnf.VMs(role)
 		old := vms[len(vms)-1]
@@ -115,6 +125,7 @@ func healStep(role lcm.Role) func(*testing.T, *vnfm) {
 		}
 		w.AssertNodes()
 		v.assertVIM(t)
+		v.check(t, stage, old)
 	}
 }
 
@@ -153,6 +164,7 @@ func healEntireStep(t *testing.T, v *vnfm) {
 	}
 	w.AssertNodes()
 	v.assertVIM(t)
+	v.check(t, AfterEntireHeal, nil)
 }
 
 // scaleOutStep: scale-out by two joins the new workers as Ready nodes;
@@ -176,6 +188,7 @@ func scaleOutStep(t *testing.T, v *vnfm) {
 		}
 	}
 	w.AssertNodes()
+	v.check(t, AfterScaleOut, nil)
 }
 
 // scaleInStep: scale_start drains the worker Heat removes (the web
@@ -200,6 +213,7 @@ func scaleInStep(t *testing.T, v *vnfm) {
 		t.Fatalf("scale_start: %v", err)
 	}
 	w.AssertNodes()
+	v.check(t, AfterScaleIn, nil)
 }
 
 // scaleInBlockedStep: with a PodDisruptionBudget that allows no
@@ -234,6 +248,7 @@ func scaleInBlockedStep(t *testing.T, v *vnfm) {
 		t.Fatalf("scale_start without the budget: %v", err)
 	}
 	w.AssertNodes()
+	v.check(t, AfterScaleIn, nil)
 }
 
 // victimWithPods returns the VM a scale-in by one removes, its node's

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/mgmtkit/mgmtkit/cloudtest"
-	"github.com/mgmtkit/mgmtkit/cloudtest/internal/kitsim"
 	"github.com/mgmtkit/mgmtkit/examples/drivers"
+	"github.com/mgmtkit/mgmtkit/internal/kitsim"
 	"github.com/mgmtkit/mgmtkit/internal/kubescenarios"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/lcm"
@@ -30,6 +30,8 @@ type vnfm struct {
 	vnf    *cloudtest.VNF
 	driver lcm.Driver
 	opts   Options
+	// env is the scenario's, as Options.Setup left it, its VNF set.
+	env *Env
 	// params are the request's parameters as mgmtkit's cluster drivers
 	// decode them: where Heat keeps the workers (the scale aspect).
 	params drivers.ClusterParams
@@ -58,6 +60,7 @@ func start(t *testing.T, opts Options, shape cloudtest.Shape) *vnfm {
 		opts.Setup(t, env)
 	}
 	v := cloud.NewCluster(env.Request, shape)
+	env.VNF = v
 	params, err := drivers.DecodeClusterParams(env.Request.AdditionalParams, cloud.Package())
 	if err != nil {
 		t.Fatal(err)
@@ -67,9 +70,23 @@ func start(t *testing.T, opts Options, shape cloudtest.Shape) *vnfm {
 		t.Fatal("conformance: the cloudtest VNF hands no simulated cloud")
 	}
 	return &vnfm{
-		ctx: ctx, cloud: cloud, vnf: v, opts: opts, params: params, sim: sc, simVNF: sv,
+		ctx: ctx, cloud: cloud, vnf: v, opts: opts, env: env, params: params, sim: sc, simVNF: sv,
 		driver: opts.Driver(cloud.Plumbing()),
 	}
+}
+
+// check runs Options.Check at stage, when set, as a subtest of t named
+// after the stage, with the scenario's Env and healed (the VM a heal
+// replaced, or nil). It reports whether the check passed; true when
+// there is none.
+func (v *vnfm) check(t *testing.T, stage Stage, healed *cloudtest.VM) bool {
+	t.Helper()
+	if v.opts.Check == nil {
+		return true
+	}
+	env := *v.env
+	env.Healed = healed
+	return t.Run(string(stage), func(t *testing.T) { v.opts.Check(t, stage, &env) })
 }
 
 // world is the VNF for t's assertions.

@@ -9,6 +9,7 @@ import (
 	"github.com/mgmtkit/mgmtkit/cloudtest/realkube"
 	"github.com/mgmtkit/mgmtkit/examples/drivers"
 	"github.com/mgmtkit/mgmtkit/internal/kubescenarios"
+	"github.com/mgmtkit/mgmtkit/internal/kubescenarios/hachecks"
 	"github.com/mgmtkit/mgmtkit/internal/sim"
 	"github.com/mgmtkit/mgmtkit/internal/sim/kube"
 	"github.com/mgmtkit/mgmtkit/kubeadm"
@@ -24,7 +25,11 @@ import (
 // kubectl on the masters is kubectl's own code, kubeadm join
 // authenticates with its bootstrap token against the real API server,
 // the drains are kubectl drain's against the real eviction API and
-// disruption controller, and etcdctl acts on real etcd members.
+// disruption controller, and etcdctl acts on real etcd members. At the
+// suite's stages, the same run checks kubeadm's HA control plane on
+// three masters (package hachecks: the VIP, real etcd's members,
+// HAProxy and /etc/hosts across the heals, the VIP's failover before
+// terminate).
 func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.Options{
 		Driver: func(cfg plumbing.Config) lcm.Driver {
@@ -33,6 +38,7 @@ func TestConformance(t *testing.T) {
 		Kube:       realkube.New(t),
 		Setup:      shortDrain,
 		MasterHeal: true,
+		Check:      hachecks.Check,
 	})
 }
 
@@ -48,8 +54,8 @@ func shortDrain(t *testing.T, env *conformance.Env) {
 }
 
 // The kubeadm-specific scenarios of the in-memory model's suite
-// (kubeadm's TestScenarios: the HA topology, etcd membership across
-// heals, a forced scale-in past a budget) on the real control plane.
+// (kubeadm's TestScenarios: a forced scale-in past a budget) on the real
+// control plane.
 func TestScenarios(t *testing.T) {
 	kubescenarios.Run(t, sim.Options{KubeBackend: realkube.New(t)})
 }

@@ -11,10 +11,12 @@
 // token's authentication and RBAC, a workload's pods by node): the public
 // conformance suite (cloudtest/conformance) asserts with it, whatever
 // driver built the cluster. [Cluster] adds package kubeadm's hooks, for
-// the kubeadm-specific scenarios ([Run]: the HA topology's HAProxy,
-// keepalived and VIP failover, etcd membership across heals, a forced
-// scale-in past a PodDisruptionBudget), the storage scenarios
-// ([RunStorage]) and kubeadm's own tests.
+// the kubeadm-specific scenario ([Run]: a forced scale-in past a
+// PodDisruptionBudget), the storage scenarios ([RunStorage]) and
+// kubeadm's own tests. What kubeadm promises of its HA topology (the
+// VIP, HAProxy, keepalived's failover, etcd membership and /etc/hosts
+// across heals) is checked at the conformance suite's stages, by package
+// hachecks, in the kubeadm driver's conformance runs.
 //
 // Every assertion is about an outcome, and where a real control plane
 // takes time to converge (a ReplicaSet replacing evicted pods, the
@@ -377,11 +379,11 @@ func (c *Cluster) Instantiate() *lcm.HookResult {
 }
 
 // EtcdMembers returns the names of the cluster's etcd members, sorted.
-func (c *Cluster) EtcdMembers() []string {
-	c.T.Helper()
-	ms, err := c.ClusterOf().EtcdMembers(c.Ctx)
+func (w *World) EtcdMembers() []string {
+	w.T.Helper()
+	ms, err := w.ClusterOf().EtcdMembers(w.Ctx)
 	if err != nil {
-		c.T.Fatal(err)
+		w.T.Fatal(err)
 	}
 	var names []string
 	for _, m := range ms {
@@ -391,10 +393,11 @@ func (c *Cluster) EtcdMembers() []string {
 	return names
 }
 
-// MastersNames returns the node names of the VNF's masters, sorted.
-func (c *Cluster) MastersNames() []string {
+// MastersNames returns the node names package kubeadm gives the VNF's
+// masters, sorted.
+func (w *World) MastersNames() []string {
 	var names []string
-	for _, h := range c.VNF.HostsWithRole(lcm.RoleMaster) {
+	for _, h := range w.VNF.HostsWithRole(lcm.RoleMaster) {
 		names = append(names, kubeadm.NodeName(lcm.RoleMaster, h.NICAddress))
 	}
 	slices.Sort(names)

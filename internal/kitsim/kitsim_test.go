@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/mgmtkit/mgmtkit/cloudtest"
-	"github.com/mgmtkit/mgmtkit/cloudtest/internal/kitsim"
+	"github.com/mgmtkit/mgmtkit/internal/kitsim"
 	"github.com/mgmtkit/mgmtkit/lcm"
 )
 

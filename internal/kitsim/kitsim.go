@@ -2,7 +2,10 @@
 // behind a cloudtest value, which cloudtest's public API does not show:
 // the conformance suite's assertions (package internal/kubescenarios's
 // World) read the Kubernetes clusters and Heat of a cloudtest.VNF's
-// cloud directly.
+// cloud directly, and so do the checks of kubeadm's own promises that
+// its conformance runs add (package internal/kubescenarios/hachecks,
+// given a cloudtest.VNF by the suite). It sits under the module's
+// internal/, not cloudtest's, so that those can import it.
 //
 // cloudtest.VNF embeds a [Sim] under an unexported name. Sim has no
 // exported method, so nothing is added to cloudtest's API; its one
