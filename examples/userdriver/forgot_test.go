@@ -6,10 +6,8 @@ import (
 	"testing"
 
 	"example.com/agentdriver"
-	"github.com/mgmtkit/mgmtkit/cloudtest"
 	"github.com/mgmtkit/mgmtkit/lcm"
 	"github.com/mgmtkit/mgmtkit/remote"
-	"github.com/mgmtkit/mgmtkit/samples"
 )
 
 // The kit catches a driver that forgets a step: one that installs the
@@ -18,9 +16,7 @@ import (
 // the same checks as TestScaleOutRunsTheAgent find the agent failed.
 func TestTheKitCatchesAForgottenStep(t *testing.T) {
 	ctx := t.Context()
-	cloud := cloudtest.Start(t, cloudtest.Options{Packages: []cloudtest.Package{agentPackage}})
-	vnf := cloud.NewInstantiatedCluster(ctx, cloud.SampleRequest(samples.InstantiateCIRCluster), cloudtest.Shape{Masters: 1, Workers: 1})
-	d := agentdriver.New(cloud.Plumbing(), remote.NewSecret(token))
+	vnf, d, _ := start(t)
 	d.SetUp = func(ctx context.Context, h remote.Host, _ remote.Secret) (lcm.Result, error) {
 		return agentdriver.InstallAgent(ctx, h) // ConfigureAgent forgotten
 	}

@@ -5,9 +5,7 @@ import (
 	"testing"
 
 	"example.com/agentdriver"
-	"github.com/mgmtkit/mgmtkit/cloudtest"
 	"github.com/mgmtkit/mgmtkit/lcm"
-	"github.com/mgmtkit/mgmtkit/remote"
 	"github.com/mgmtkit/mgmtkit/samples"
 )
 
@@ -18,12 +16,9 @@ import (
 // then does what it said.
 func TestPlanListsTheAgent(t *testing.T) {
 	ctx := t.Context()
-	cloud := cloudtest.Start(t, cloudtest.Options{Packages: []cloudtest.Package{agentPackage}})
-	req := cloud.SampleRequest(samples.InstantiateCIRCluster)
-	vnf := cloud.NewInstantiatedCluster(ctx, req, cloudtest.Shape{Masters: 1, Workers: 1})
+	vnf, d, req := start(t)
 	worker := vnf.VMs(lcm.RoleWorker)[0]
-	d := agentdriver.New(cloud.Plumbing(), remote.NewSecret(token))
-	plan, err := lcm.Plan(ctx, d, lcm.InstantiateEnd, &lcm.InstantiateOp{Instance: vnf.Instance(), Request: req, Package: cloud.Package()})
+	plan, err := lcm.Plan(ctx, d, lcm.InstantiateEnd, &lcm.InstantiateOp{Instance: vnf.Instance(), Request: req, Package: lcm.NewPackage(samples.VNFPackage())})
 	if err != nil {
 		t.Fatal(err)
 	}
