@@ -61,7 +61,6 @@ func planKubespray(t *tour, s scenario) ([]step, error) {
 	table, backends := t.nodeTable(d, clusterSize(d)), t.lbBackends(d)
 	out := lcm.ScaleVnfRequest{Type: lcm.ScaleOut, AspectID: workers.AspectID, NumberOfSteps: 1}
 	in := lcm.ScaleVnfRequest{Type: lcm.ScaleIn, AspectID: workers.AspectID, NumberOfSteps: 1}
-	entire := lcm.HealVnfRequest{}
 	steps := []step{
 		{d.label, hookOperator, "the Ansible server kubespray runs on, outside the VNF: " + addr, func(context.Context) ([]string, []string, error) {
 			a, err := t.cloud.AddAnsibleServer(sim.Login{User: ansible.Username, Password: ansible.Password.Reveal()})
@@ -135,23 +134,10 @@ func planKubespray(t *tour, s scenario) ([]step, error) {
 			return &lcm.HealOp{Instance: inst, Request: &heal, Package: t.in.pkg}
 		}),
 		table, backends,
-		t.clusterHook(d, lcm.HealStart, "heal the entire VNF: revoke the VIM credentials", false, func() any {
-			return &lcm.HealOp{Instance: d.vnf.Instance(), Request: &entire, Package: t.in.pkg}
-		}),
-		{d.label, hookVIM, "heal the entire VNF: Heat replaces every server", func(context.Context) ([]string, []string, error) {
-			var hosts []string
-			for _, h := range d.vnf.Hosts() {
-				nh, err := d.vnf.Heal(h.ServerID, sim.HealOptions{})
-				if err != nil {
-					return hosts, hosts, fmt.Errorf("healing through Heat: %w", err)
-				}
-				hosts = append(hosts, nh.Resource)
-			}
-			return hosts, hosts, nil
-		}},
-		t.clusterHook(d, lcm.HealEnd, "cluster.yml on the new VMs from the stored parameters, the load balancer, the VIM", false, func() any {
-			return &lcm.HealOp{Instance: d.vnf.Instance(), Request: &entire, Package: t.in.pkg}
-		}),
+	}
+	steps = append(steps, t.entireHeal(d, "heal the entire VNF: revoke the VIM credentials",
+		"cluster.yml on the new VMs from the stored parameters, the load balancer, the VIM")...)
+	steps = append(steps,
 		table, backends, t.vimToken(d, false),
 		t.clusterHook(d, lcm.TerminateStart, "revoke the VIM credentials", false, func() any {
 			return &lcm.TerminateOp{Instance: d.vnf.Instance(), Package: t.in.pkg}
@@ -160,7 +146,7 @@ func planKubespray(t *tour, s scenario) ([]step, error) {
 		t.clusterHook(d, lcm.TerminateEnd, "remove this VNF's inventory from the Ansible server, forget the VIM", false, func() any {
 			return &lcm.TerminateOp{Instance: d.vnf.Instance(), Package: t.in.pkg}
 		}),
-	}
+	)
 	return steps, nil
 }
 

@@ -528,27 +528,9 @@ func planScale(t *tour, s scenario) ([]step, error) {
 
 	// Entire heal: no vnfcInstanceId. heal_start revokes the VIM, Heat
 	// replaces every VM, heal_end builds the cluster again.
-	entire := lcm.HealVnfRequest{}
-	steps = append(steps,
-		t.clusterHook(d, lcm.HealStart, "heal with no vnfcInstanceId, the entire VNF: revoke the VIM credentials", false, func() any {
-			return &lcm.HealOp{Instance: d.vnf.Instance(), Request: &entire, Package: t.in.pkg}
-		}),
-		step{d.label, hookVIM, "heal the entire VNF: Heat replaces every server", func(context.Context) ([]string, []string, error) {
-			var hosts []string
-			for _, h := range d.vnf.Hosts() {
-				nh, err := d.vnf.Heal(h.ServerID, sim.HealOptions{})
-				if err != nil {
-					return hosts, hosts, fmt.Errorf("healing through Heat: %w", err)
-				}
-				hosts = append(hosts, nh.Resource)
-			}
-			return hosts, hosts, nil
-		}},
-		t.clusterHook(d, lcm.HealEnd, "build the whole cluster again from the stored parameters", false, func() any {
-			return &lcm.HealOp{Instance: d.vnf.Instance(), Request: &entire, Package: t.in.pkg}
-		}),
-		table,
-	)
+	steps = append(steps, t.entireHeal(d, "heal with no vnfcInstanceId, the entire VNF: revoke the VIM credentials",
+		"build the whole cluster again from the stored parameters")...)
+	steps = append(steps, table)
 	steps = append(steps, pvs...)
 	steps = append(steps,
 		t.vimToken(d, false),
@@ -567,6 +549,29 @@ func planScale(t *tour, s scenario) ([]step, error) {
 		}),
 	)
 	return steps, nil
+}
+
+// entireHeal is the heal of the entire VNF (no vnfcInstanceId):
+// heal_start (what startWhat says), Heat replacing every server at the
+// same addresses, heal_end (endWhat).
+func (t *tour) entireHeal(d *deployed, startWhat, endWhat string) []step {
+	entire := lcm.HealVnfRequest{}
+	op := func() any { return &lcm.HealOp{Instance: d.vnf.Instance(), Request: &entire, Package: t.in.pkg} }
+	return []step{
+		t.clusterHook(d, lcm.HealStart, startWhat, false, op),
+		{d.label, hookVIM, "heal the entire VNF: Heat replaces every server", func(context.Context) ([]string, []string, error) {
+			var hosts []string
+			for _, h := range d.vnf.Hosts() {
+				nh, err := d.vnf.Heal(h.ServerID, sim.HealOptions{})
+				if err != nil {
+					return hosts, hosts, fmt.Errorf("healing through Heat: %w", err)
+				}
+				hosts = append(hosts, nh.Resource)
+			}
+			return hosts, hosts, nil
+		}},
+		t.clusterHook(d, lcm.HealEnd, endWhat, false, op),
+	}
 }
 
 // masters is how many masters the cluster's topology has.
