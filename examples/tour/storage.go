@@ -73,7 +73,7 @@ func planPV(t *tour, s scenario) ([]step, error) {
 				return nil, nil, err
 			}
 			claimed = pv
-			dir := pvDirs[pv]
+			dir := sim.SamplePVs()[pv]
 			t.printf("  pod default/data runs on %s; claim default/data is Bound to %s (%s:%s)\n", node, pv, storage.NICAddress, dir)
 			worker := nodeHost(d, node)
 			if worker == nil {
@@ -141,7 +141,7 @@ func planPV(t *tour, s scenario) ([]step, error) {
 		t.pvTable(d, func() string { return storageVM().NICAddress }, corev1.VolumeAvailable),
 		{d.label, hookCheck, "the data written before the heal is on the new storage server", func(context.Context) ([]string, []string, error) {
 			h := storageVM()
-			file := pvDirs[claimed] + "/data.txt"
+			file := sim.SamplePVs()[claimed] + "/data.txt"
 			got, err := h.FS().ReadFile(file)
 			if err != nil || string(got) != data {
 				return nil, nil, fmt.Errorf("%s on %s: %q, %v", file, h.Resource, got, err)
@@ -189,10 +189,6 @@ func nodeHost(d *deployed, name string) *sim.Host {
 	}
 	return nil
 }
-
-// pvDirs are the directories the sample package's PersistentVolumes
-// mount.
-var pvDirs = map[string]string{"nfs-pv1": "/volume/nfs/pv1", "nfs-pv2": "/volume/nfs/pv2", "nfs-pv3": "/volume/nfs/pv3"}
 
 // withKubectl runs fn with kubectl on each master in turn until it
 // succeeds on one; the error joins every master's.
@@ -258,8 +254,8 @@ func (t *tour) pvTable(d *deployed, server func() string, phases ...corev1.Persi
 				errs = append(errs, fmt.Errorf("%s is %s on %s, want %s on %s", pv.Name, pv.Status.Phase, src, strings.Join(want, " or "), addr))
 			}
 		}
-		if len(seen) != len(pvDirs) {
-			errs = append(errs, fmt.Errorf("the VNF has %d PersistentVolumes, want %d", len(seen), len(pvDirs)))
+		if len(seen) != len(sim.SamplePVs()) {
+			errs = append(errs, fmt.Errorf("the VNF has %d PersistentVolumes, want %d", len(seen), len(sim.SamplePVs())))
 		}
 		return seen, nil, errors.Join(errs...)
 	}}

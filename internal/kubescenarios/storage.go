@@ -69,17 +69,13 @@ func (c *Cluster) PVs(k kubeapi.Kubectl) map[string]corev1.PersistentVolume {
 	return out
 }
 
-// samplePVs are the pv sample package's PersistentVolumes and the
-// directories they mount.
-var samplePVs = map[string]string{"nfs-pv1": "/volume/nfs/pv1", "nfs-pv2": "/volume/nfs/pv2", "nfs-pv3": "/volume/nfs/pv3"}
-
 // AssertPVs checks that the sample's three PersistentVolumes are on the
 // storage server at server, each in one of phases.
 func (c *Cluster) AssertPVs(k kubeapi.Kubectl, server string, phases ...corev1.PersistentVolumePhase) {
 	c.T.Helper()
 	Eventually(c.T, func() error {
 		pvs := c.PVs(k)
-		for name, dir := range samplePVs {
+		for name, dir := range sim.SamplePVs() {
 			pv, ok := pvs[name]
 			switch {
 			case !ok:
@@ -213,7 +209,7 @@ func StorageLifecycle(t *testing.T, opts sim.Options) {
 	if on != worker {
 		t.Errorf("the pod runs on %s, want the worker %s", on, worker)
 	}
-	dir := samplePVs[bound]
+	dir := sim.SamplePVs()[bound]
 	// The pod's write, as a non-root user through the worker's NFS
 	// mount: the export squashes it to nobody, who owns the directory.
 	export, err := c.Cloud.OpenNFS(c.Ctx, workers[0].Machine, storage.NICAddress, dir, "/mnt")

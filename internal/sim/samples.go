@@ -93,6 +93,13 @@ func WorkingRequest(name, ansibleAddress string) ([]byte, error) {
 // loopback).
 const NodeNetwork = "127.0.0.0/8"
 
+// SamplePVs returns the PersistentVolumes of the sample package's
+// manifests (Files/kubernetes/nfs-pvN.yaml, which the pv sample's
+// pv_registration_params name) and the export directory each mounts.
+func SamplePVs() map[string]string {
+	return map[string]string{"nfs-pv1": "/volume/nfs/pv1", "nfs-pv2": "/volume/nfs/pv2", "nfs-pv3": "/volume/nfs/pv3"}
+}
+
 // SampleNodeNetwork is the pv sample's node network, the export_to of
 // its every export: the nodes' network of the deployment the spec
 // describes.
